@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "feed-server",
+    products: [
+        .library(name: "FeedStore", targets: ["FeedStore"]),
+        .library(name: "FeedStoreTesting", targets: ["FeedStoreTesting"]),
+        .executable(name: "feed-server", targets: ["FeedServer"]),
+    ],
+    targets: [
+        // libmicrohttpd as found by pkg-config; headers only, no code of ours.
+        .systemLibrary(
+            name: "CMicroHTTPDSystem",
+            path: "Sources/CMicroHTTPD/System",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // Thin C shim: wrappers for libmicrohttpd's variadic calls. No policy.
+        .target(
+            name: "CMicroHTTPD",
+            dependencies: ["CMicroHTTPDSystem"],
+            path: "Sources/CMicroHTTPD",
+            exclude: ["System"],
+            linkerSettings: [.linkedLibrary("microhttpd")]
+        ),
+        // OpenSSL libcrypto for SHA-256 (EVP interface).
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "FeedStore",
+            dependencies: [.target(name: "CLibCrypto", condition: .when(platforms: [.linux]))]
+        ),
+        .target(
+            name: "FeedStoreTesting",
+            dependencies: ["FeedStore"]
+        ),
+        .executableTarget(
+            name: "FeedServer",
+            dependencies: ["FeedStore", "CMicroHTTPD"]
+        ),
+        .testTarget(
+            name: "FeedStoreTests",
+            dependencies: ["FeedStore", "FeedStoreTesting"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "FeedServerTests",
+            dependencies: ["FeedServer", "FeedStore", "FeedStoreTesting"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

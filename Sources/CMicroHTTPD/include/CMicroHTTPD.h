@@ -1,0 +1,42 @@
+#ifndef CMICROHTTPD_H
+#define CMICROHTTPD_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <microhttpd.h>
+
+/// Settings for CMicroHTTPD_start_daemon; plain values so Swift can fill them in.
+typedef struct {
+    unsigned int flags;            ///< MHD_FLAG bits (internal thread, epoll, ...).
+    const struct sockaddr *address; ///< Address to bind (IPv4 or IPv6), port included.
+    unsigned int thread_pool_size; ///< Worker threads, each with its own epoll set.
+    unsigned int connection_timeout_seconds; ///< Idle connections are closed after this.
+    unsigned int connection_limit; ///< Most connections open at once.
+    size_t connection_memory_limit; ///< Per-connection buffer for headers (431 beyond).
+    unsigned int listen_backlog;   ///< listen(2) backlog.
+} CMicroHTTPD_Settings;
+
+/// Starts a daemon with the given access handler and completion callback.
+///
+/// Exists because MHD_start_daemon is variadic, which Swift cannot call: this wrapper
+/// passes every option through MHD_OPTION_ARRAY, and installs an unescape callback that
+/// leaves the URL untouched so that the router percent-decodes each path segment exactly
+/// once (MHD's default decodes `%2F` into `/` before we can see it).
+struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *settings,
+                                            MHD_AccessHandlerCallback handler,
+                                            MHD_RequestCompletedCallback completed,
+                                            void *context);
+
+/// The port the daemon listens on (useful after binding port 0).
+///
+/// Exists because MHD_get_daemon_info is variadic.
+uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon);
+
+/// The listening socket, so the owner can stop accepting before a graceful shutdown.
+///
+/// Exists because MHD_get_daemon_info is variadic.
+int CMicroHTTPD_listen_fd(struct MHD_Daemon *daemon);
+
+#endif

@@ -1,0 +1,30 @@
+/// Where each file of one group lives under the store's root (format v1 layout).
+public struct GroupLayout: Sendable {
+    /// The group's folder.
+    public let directory: String
+
+    /// The layout of group `name` under `root`.
+    public init(root: String, group name: String) {
+        directory = root.hasSuffix("/") ? root + name : root + "/" + name
+    }
+
+    /// `current.json`, the pointer.
+    public var pointer: String { directory + "/current.json" }
+    /// Temporary file written and flushed before it is renamed over the pointer.
+    public var pointerTemporary: String { directory + "/current.json.tmp" }
+    /// The advisory lock file that serialises publishers (readers ignore it).
+    public var lockFile: String { directory + "/publish.lock" }
+    /// `generations/`.
+    public var generations: String { directory + "/generations" }
+
+    /// `generations/<id>`.
+    public func generation(_ id: String) -> String { generations + "/" + id }
+    /// `generations/<id>.tmp`, a write in progress.
+    public func temporaryGeneration(_ id: String) -> String { generation(id) + GenerationID.temporarySuffix }
+    /// `generations/<id>/feed.json`.
+    public func envelope(_ id: String) -> String { generation(id) + "/feed.json" }
+    /// `generations/<id>/assets`.
+    public func assets(_ id: String) -> String { generation(id) + "/assets" }
+    /// `generations/<id>/assets/<name>`.
+    public func asset(_ id: String, _ name: String) -> String { assets(id) + "/" + name }
+}

@@ -1,0 +1,37 @@
+/// The safe-name rule of feed format v1, for group names, generation ids and asset names.
+///
+/// 1 to 128 characters from ASCII letters, digits, `-`, `_` and `.`, never `.` or `..`.
+/// Stricter than either WidgetBridge reader on purpose (see docs/feed-format.md).
+public enum SafeName {
+    /// The longest name accepted.
+    public static let maxLength = 128
+
+    /// Whether `name` is a safe name.
+    public static func isSafe(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard (1...maxLength).contains(utf8.count), name != ".", name != ".." else { return false }
+        return utf8.allSatisfy(isAllowed)
+    }
+
+    /// Why `name` is not safe, or nil when it is.
+    public static func problem(with name: String) -> String? {
+        let count = name.utf8.count
+        if count == 0 { return "is empty" }
+        if count > maxLength { return "is longer than \(maxLength) bytes" }
+        if name == "." || name == ".." { return "is a dot segment" }
+        if !name.utf8.allSatisfy(isAllowed) {
+            return "may contain only ASCII letters, digits, '-', '_' and '.'"
+        }
+        return nil
+    }
+
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+            return true
+        default:
+            return false
+        }
+    }
+}

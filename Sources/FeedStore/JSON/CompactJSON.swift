@@ -1,0 +1,69 @@
+/// Writes JSON in the compact canonical form of feed format v1 (what kotlinx-serialization emits).
+///
+/// No insignificant whitespace, members in their given order, numbers as their literal text,
+/// strings escaped minimally: `\"`, `\\`, `\b \t \n \f \r`, `\u00xx` for other controls,
+/// everything else (including `/` and non-ASCII) raw UTF-8.
+public enum CompactJSON {
+    /// The canonical compact bytes of a value.
+    public static func bytes(_ value: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        write(value, to: &output)
+        return output
+    }
+
+    /// Parses `input` strictly and returns its canonical compact bytes.
+    public static func canonicalize<Bytes: Collection>(_ input: Bytes, limits: JSONLimits = JSONLimits()) throws(JSONParseError) -> [UInt8]
+    where Bytes.Element == UInt8 {
+        bytes(try JSONParser.parse(input, limits: limits))
+    }
+
+    /// Appends the canonical compact form of `value` to `output`.
+    public static func write(_ value: JSONValue, to output: inout [UInt8]) {
+        switch value {
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            for (index, member) in members.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                writeString(member.name, to: &output)
+                output.append(UInt8(ascii: ":"))
+                write(member.value, to: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                write(element, to: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .string(let text): writeString(text, to: &output)
+        case .number(let literal): output.append(contentsOf: literal.utf8)
+        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .null: output.append(contentsOf: "null".utf8)
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Appends `text` as a JSON string literal with minimal escaping.
+    public static func writeString(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+            case 0x08: output.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0..<0x20:
+                output.append(contentsOf: Array("\\u00".utf8))
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0x0F)])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,277 @@
+/// A strict RFC 8259 parser that keeps member order and number literals.
+///
+/// Strict on purpose: no comments, no trailing commas, no duplicate member names, no lone
+/// surrogates, valid UTF-8 only, bounded depth and size. Every error carries a byte offset.
+public struct JSONParser {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let limits: JSONLimits
+    private var position = 0
+
+    /// Parses one JSON document (surrounding whitespace allowed).
+    public static func parse<Bytes: Collection>(_ input: Bytes, limits: JSONLimits = JSONLimits()) throws(JSONParseError) -> JSONValue
+    where Bytes.Element == UInt8 {
+        guard input.count <= limits.maxBytes else {
+            throw JSONParseError(offset: limits.maxBytes, reason: "document larger than \(limits.maxBytes) bytes")
+        }
+        let contiguous = Array(input)
+        let result: Result<JSONValue, JSONParseError> = contiguous.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer, limits: limits)
+            return Result { () throws(JSONParseError) in try parser.parseDocument() }
+        }
+        return try result.get()
+    }
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits) {
+        self.bytes = bytes
+        self.limits = limits
+    }
+
+    private mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        skipWhitespace()
+        guard position < bytes.count else { throw fail("empty document: expected a JSON value") }
+        let value = try parseValue(depth: 0)
+        skipWhitespace()
+        guard position == bytes.count else { throw fail("unexpected data after the JSON value") }
+        return value
+    }
+
+    private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard position < bytes.count else { throw fail("unexpected end of input: expected a value") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw fail("unexpected character \(describe(bytes[position])): expected a value")
+        }
+    }
+
+    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= limits.maxDepth else { throw fail("nesting deeper than \(limits.maxDepth) levels") }
+        position += 1
+        var members: [JSONMember] = []
+        var names = Set<String>()
+        skipWhitespace()
+        if consume(UInt8(ascii: "}")) { return .object(members) }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                throw fail("expected a member name in double quotes")
+            }
+            let nameOffset = position
+            let name = try parseString()
+            guard names.insert(name).inserted else {
+                throw JSONParseError(offset: nameOffset, reason: "duplicate member name \"\(name)\"")
+            }
+            skipWhitespace()
+            guard consume(UInt8(ascii: ":")) else { throw fail("expected ':' after a member name") }
+            skipWhitespace()
+            members.append(JSONMember(name, try parseValue(depth: depth)))
+            skipWhitespace()
+            if consume(UInt8(ascii: ",")) { continue }
+            if consume(UInt8(ascii: "}")) { return .object(members) }
+            throw fail("expected ',' or '}' after an object member")
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= limits.maxDepth else { throw fail("nesting deeper than \(limits.maxDepth) levels") }
+        position += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if consume(UInt8(ascii: "]")) { return .array(elements) }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            if consume(UInt8(ascii: ",")) { continue }
+            if consume(UInt8(ascii: "]")) { return .array(elements) }
+            throw fail("expected ',' or ']' after an array element")
+        }
+    }
+
+    private mutating func parseNumber() throws(JSONParseError) -> String {
+        let start = position
+        _ = consume(UInt8(ascii: "-"))
+        guard position < bytes.count, isDigit(bytes[position]) else { throw fail("expected a digit in number") }
+        if bytes[position] == UInt8(ascii: "0") {
+            position += 1
+            if position < bytes.count, isDigit(bytes[position]) { throw fail("leading zeros are not allowed in numbers") }
+        } else {
+            skipDigits()
+        }
+        if consume(UInt8(ascii: ".")) {
+            guard position < bytes.count, isDigit(bytes[position]) else { throw fail("expected a digit after '.'") }
+            skipDigits()
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                position += 1
+            }
+            guard position < bytes.count, isDigit(bytes[position]) else { throw fail("expected a digit in exponent") }
+            skipDigits()
+        }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+    }
+
+    private mutating func parseString() throws(JSONParseError) -> String {
+        position += 1  // opening quote
+        var text: [UInt8] = []
+        while true {
+            guard position < bytes.count else { throw fail("unterminated string") }
+            let byte = bytes[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                return String(decoding: text, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                try parseEscape(into: &text)
+            case 0..<0x20:
+                throw fail("unescaped control character \(describe(byte)) in string")
+            case 0x80...:
+                let length = try validUTF8SequenceLength()
+                text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<position + length]))
+                position += length
+            default:
+                text.append(byte)
+                position += 1
+            }
+        }
+    }
+
+    private mutating func parseEscape(into text: inout [UInt8]) throws(JSONParseError) {
+        position += 1
+        guard position < bytes.count else { throw fail("unterminated escape sequence") }
+        let escaped = bytes[position]
+        position += 1
+        switch escaped {
+        case UInt8(ascii: "\""): text.append(0x22)
+        case UInt8(ascii: "\\"): text.append(0x5C)
+        case UInt8(ascii: "/"): text.append(0x2F)
+        case UInt8(ascii: "b"): text.append(0x08)
+        case UInt8(ascii: "f"): text.append(0x0C)
+        case UInt8(ascii: "n"): text.append(0x0A)
+        case UInt8(ascii: "r"): text.append(0x0D)
+        case UInt8(ascii: "t"): text.append(0x09)
+        case UInt8(ascii: "u"): appendScalar(try parseUnicodeEscape(), to: &text)
+        default:
+            position -= 1
+            throw fail("invalid escape sequence '\\\(describe(escaped))'")
+        }
+    }
+
+    private mutating func parseUnicodeEscape() throws(JSONParseError) -> Unicode.Scalar {
+        let start = position - 2
+        let first = try parseHex4()
+        if (0xDC00...0xDFFF).contains(first) {
+            throw JSONParseError(offset: start, reason: "lone low surrogate \\u\(hex4(first))")
+        }
+        guard (0xD800...0xDBFF).contains(first) else { return Unicode.Scalar(first)! }
+        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+            throw JSONParseError(offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
+        }
+        position += 2
+        let second = try parseHex4()
+        guard (0xDC00...0xDFFF).contains(second) else {
+            throw JSONParseError(offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
+        }
+        let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+        return Unicode.Scalar(value)!
+    }
+
+    private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
+        guard position + 4 <= bytes.count else { throw fail("expected four hex digits after \\u") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            guard let digit = hexValue(bytes[position]) else { throw fail("expected four hex digits after \\u") }
+            value = value << 4 | digit
+            position += 1
+        }
+        return value
+    }
+
+    /// Length of the valid UTF-8 sequence at `position`, or an error for malformed, overlong or surrogate encodings.
+    private func validUTF8SequenceLength() throws(JSONParseError) -> Int {
+        let lead = bytes[position]
+        let length: Int
+        let minimum: UInt32
+        var scalar: UInt32
+        switch lead {
+        case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(lead & 0x1F)
+        case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(lead & 0x0F)
+        case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(lead & 0x07)
+        default: throw fail("invalid UTF-8 byte \(describe(lead))")
+        }
+        guard position + length <= bytes.count else { throw fail("truncated UTF-8 sequence") }
+        for index in 1..<length {
+            let continuation = bytes[position + index]
+            guard continuation & 0xC0 == 0x80 else { throw fail("invalid UTF-8 sequence") }
+            scalar = scalar << 6 | UInt32(continuation & 0x3F)
+        }
+        guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else {
+            throw fail("invalid UTF-8 sequence (overlong, surrogate or out of range)")
+        }
+        return length
+    }
+
+    private func appendScalar(_ scalar: Unicode.Scalar, to text: inout [UInt8]) {
+        UTF8.encode(scalar) { text.append($0) }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        guard position + expected.count <= bytes.count,
+              bytes[position..<position + expected.count].elementsEqual(expected) else {
+            throw fail("invalid literal: expected '\(literal)'")
+        }
+        position += expected.count
+    }
+
+    private mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func skipDigits() {
+        while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+    }
+
+    private mutating func consume(_ byte: UInt8) -> Bool {
+        guard position < bytes.count, bytes[position] == byte else { return false }
+        position += 1
+        return true
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    private func hexValue(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case 0x30...0x39: return UInt32(byte - 0x30)
+        case 0x41...0x46: return UInt32(byte - 0x41 + 10)
+        case 0x61...0x66: return UInt32(byte - 0x61 + 10)
+        default: return nil
+        }
+    }
+
+    private func hex4(_ value: UInt32) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - text.count)) + text
+    }
+
+    private func describe(_ byte: UInt8) -> String {
+        (0x21...0x7E).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "0x" + String(byte, radix: 16)
+    }
+
+    private func fail(_ reason: String) -> JSONParseError {
+        JSONParseError(offset: position, reason: reason)
+    }
+}
+

@@ -1,0 +1,132 @@
+/// The reader rules of format v1 over one group folder. Never throws on corrupt or foreign files.
+struct FeedReader {
+    let fileSystem: any FileSystem
+    let layout: GroupLayout
+    let maxEnvelopeBytes: Int
+
+    /// Candidates in order: `current`, each `previous`, then every non-`.tmp` folder, name descending.
+    func candidates() -> (ids: [String], pointerProblem: String?) {
+        var ids: [String] = []
+        var problem: String?
+        switch readPointer() {
+        case .absent: break
+        case .unusable(let reason): problem = reason
+        case .present(let pointer): ids = [pointer.current] + pointer.previous
+        }
+        let listed = (try? fileSystem.listDirectory(layout.generations)) ?? []
+        let folders = listed
+            .filter { $0.isDirectory && !$0.name.hasSuffix(GenerationID.temporarySuffix) }
+            .map(\.name)
+            .sorted { $1.utf8.lexicographicallyPrecedes($0.utf8) }
+        var seen = Set<String>()
+        return ((ids + folders).filter { seen.insert($0).inserted }, problem)
+    }
+
+    /// The ids `current.json` names (current, then previous); empty when there is no usable pointer.
+    func pointedIDs() -> [String] {
+        if case .present(let pointer) = readPointer() { return [pointer.current] + pointer.previous }
+        return []
+    }
+
+    /// Applies the reader rules; `schemaVersion` nil accepts any schema (newest readable generation).
+    func read(schemaVersion: Int?) -> FeedRead {
+        let (ids, pointerProblem) = candidates()
+        var skipped: [SkippedCandidate] = []
+        for id in ids {
+            switch load(id, schemaVersion: schemaVersion) {
+            case .success(let generation):
+                return FeedRead(served: generation, skipped: skipped, pointerProblem: pointerProblem)
+            case .failure(let reason):
+                skipped.append(SkippedCandidate(id: id, reason: reason))
+            }
+        }
+        return FeedRead(served: nil, skipped: skipped, pointerProblem: pointerProblem)
+    }
+
+    /// Loads one candidate, or says why it must be skipped.
+    func load(_ id: String, schemaVersion: Int?) -> Result<Generation, SkipReason> {
+        guard SafeName.isSafe(id) else { return .failure(.unsafeID) }
+        switch fileSystem.status(layout.generation(id))?.kind {
+        case nil: return .failure(.missing)
+        case .directory?: break
+        default: return .failure(.notADirectory)
+        }
+        let envelope: Envelope
+        switch readEnvelope(id) {
+        case .success(let decoded): envelope = decoded
+        case .failure(let reason): return .failure(reason)
+        }
+        if let wanted = schemaVersion, envelope.schemaVersion != wanted {
+            return .failure(.wrongSchema(found: envelope.schemaVersion, wanted: wanted))
+        }
+        let assets: [AssetInfo]
+        switch assetList(id, envelope: envelope) {
+        case .success(let list): assets = list
+        case .failure(let reason): return .failure(reason)
+        }
+        return .success(Generation(
+            id: id, schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
+            fingerprint: envelope.fingerprint, compactPayload: envelope.compactPayload, assets: assets))
+    }
+
+    private func readEnvelope(_ id: String) -> Result<Envelope, SkipReason> {
+        let bytes: [UInt8]
+        do {
+            bytes = try fileSystem.readFile(layout.envelope(id), limit: maxEnvelopeBytes)
+        } catch let error as FileSystemError where error.kind == .notFound {
+            return .failure(.missing)
+        } catch {
+            return .failure(.unreadable("\(error)"))
+        }
+        do throws(Envelope.DecodeError) {
+            return .success(try Envelope.decode(bytes))
+        } catch {
+            switch error {
+            case .unparsable(let parseError): return .failure(.unparsable(parseError.description))
+            case .invalid(let detail): return .failure(.invalidEnvelope(detail))
+            }
+        }
+    }
+
+    /// The generation's assets: the envelope's list when it has one (each file checked by size),
+    /// otherwise the regular files with safe names in `assets/` (WidgetBridge's own generations).
+    private func assetList(_ id: String, envelope: Envelope) -> Result<[AssetInfo], SkipReason> {
+        if let listed = envelope.assets {
+            var assets: [AssetInfo] = []
+            for line in listed {
+                guard SafeName.isSafe(line.name),
+                      let info = fileSystem.status(layout.asset(id, line.name)),
+                      info.kind == .regular, info.size == line.byteCount else {
+                    return .failure(.incompleteAsset(line.name))
+                }
+                assets.append(AssetInfo(name: line.name, bytes: line.byteCount))
+            }
+            return .success(assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
+        }
+        let entries = (try? fileSystem.listDirectory(layout.assets(id))) ?? []
+        let assets = entries.compactMap { entry -> AssetInfo? in
+            guard !entry.isDirectory, SafeName.isSafe(entry.name),
+                  let info = fileSystem.status(layout.asset(id, entry.name)), info.kind == .regular else { return nil }
+            return AssetInfo(name: entry.name, bytes: info.size)
+        }
+        return .success(assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
+    }
+
+    private enum PointerState {
+        case absent
+        case unusable(String)
+        case present(Pointer)
+    }
+
+    private func readPointer() -> PointerState {
+        do {
+            let bytes = try fileSystem.readFile(layout.pointer, limit: maxEnvelopeBytes)
+            guard let pointer = Pointer.decode(bytes) else { return .unusable("current.json is not a valid pointer") }
+            return .present(pointer)
+        } catch let error as FileSystemError where error.kind == .notFound {
+            return .absent
+        } catch {
+            return .unusable("current.json cannot be read: \(error)")
+        }
+    }
+}

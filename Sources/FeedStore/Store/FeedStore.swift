@@ -1,0 +1,161 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A WidgetBridge-compatible feed store: one folder per group under `root`, format v1.
+///
+/// Thread-safe; publishers of one group are serialised across threads and processes by an
+/// advisory lock in the group folder. Readers never block and never throw.
+public final class FeedStore: Sendable {
+    /// The folder holding one sub-folder per group.
+    public let root: String
+    /// Retention and limits.
+    public let configuration: FeedStoreConfiguration
+    private let fileSystem: any FileSystem
+    private let clock: any FeedClock
+    private let notifier: any PublishNotifier
+
+    /// Creates a store over `root`; nothing is written until the first publish.
+    public init(root: String, configuration: FeedStoreConfiguration = FeedStoreConfiguration(),
+                fileSystem: any FileSystem = PosixFileSystem(), clock: any FeedClock = SystemClock(),
+                notifier: any PublishNotifier = SilentNotifier()) {
+        self.root = root
+        self.configuration = configuration
+        self.fileSystem = fileSystem
+        self.clock = clock
+        self.notifier = notifier
+    }
+
+    // MARK: Publish
+
+    /// Publishes raw JSON payload bytes with assets; `unchanged` (nothing written) when the
+    /// served feed already has the resulting fingerprint.
+    public func publish(group: String, payloadJSON: [UInt8], schemaVersion: Int = 1, assets: [AssetInput] = []) throws(PublishError) -> PublishResult {
+        let layout = try validatedLayout(group)
+        try validate(assets)
+        let compact: [UInt8]
+        do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.jsonLimits) } catch { throw .invalidPayload(error) }
+        let lines = assets.map { Fingerprint.AssetLine(name: $0.name, bytes: $0.bytes) }
+        let draft = FeedPublisher.Draft(
+            schemaVersion: schemaVersion, compactPayload: compact, assets: assets, assetLines: lines,
+            fingerprint: Fingerprint.compute(schemaVersion: schemaVersion, compactPayload: compact, assets: lines))
+        let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration, clock: clock)
+        let result = try publisher.publish(draft)
+        if case .published(let id, let fingerprint, _) = result {
+            notifier.feedPublished(PublishEvent(group: group, generationId: id, fingerprint: fingerprint, directory: layout.generation(id)))
+        }
+        return result
+    }
+
+    /// Publishes an `Encodable` payload (encoded with sorted keys, so the same value always fingerprints the same).
+    public func publish<Payload: Encodable>(group: String, payload: Payload, schemaVersion: Int = 1, assets: [AssetInput] = []) throws(PublishError) -> PublishResult {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data: Data
+        do { data = try encoder.encode(payload) } catch { throw .unencodablePayload("\(error)") }
+        return try publish(group: group, payloadJSON: Array(data), schemaVersion: schemaVersion, assets: assets)
+    }
+
+    private func validatedLayout(_ group: String) throws(PublishError) -> GroupLayout {
+        if let reason = SafeName.problem(with: group) { throw .invalidGroupName(group, reason: reason) }
+        return GroupLayout(root: root, group: group)
+    }
+
+    private func validate(_ assets: [AssetInput]) throws(PublishError) {
+        var names = Set<String>()
+        for asset in assets {
+            if let reason = SafeName.problem(with: asset.name) { throw .invalidAssetName(asset.name, reason: reason) }
+            guard names.insert(asset.name).inserted else { throw .duplicateAssetName(asset.name) }
+        }
+    }
+
+    // MARK: Read
+
+    /// Applies the reader rules to a group; `schemaVersion` nil serves the newest readable generation of any schema.
+    public func read(group: String, schemaVersion: Int? = nil) -> FeedRead {
+        guard SafeName.isSafe(group) else { return FeedRead(served: nil, skipped: [], pointerProblem: nil) }
+        return reader(for: group).read(schemaVersion: schemaVersion)
+    }
+
+    /// Reads a group and decodes its payload as `Payload`; nil when no generation is readable or decoding fails.
+    public func read<Payload: Decodable & Sendable>(_ type: Payload.Type, group: String, schemaVersion: Int) -> TypedFeed<Payload>? {
+        guard let generation = read(group: group, schemaVersion: schemaVersion).served,
+              let payload = try? JSONDecoder().decode(Payload.self, from: Data(generation.compactPayload)) else { return nil }
+        return TypedFeed(generation: generation, payload: payload)
+    }
+
+    /// A read plus the token that tells, by a couple of `lstat` calls, whether it is still what a reader would get.
+    public func snapshot(group: String, schemaVersion: Int? = nil) -> FeedSnapshot {
+        guard SafeName.isSafe(group) else {
+            return FeedSnapshot(read: FeedRead(served: nil, skipped: [], pointerProblem: nil), token: ChangeToken(probes: []))
+        }
+        let layout = GroupLayout(root: root, group: group)
+        let pointerProbe = probe(layout.pointer)
+        // With no pointer, readers list generations/: a new folder there changes its status.
+        let listingProbe = pointerProbe.status == nil ? [probe(layout.generations)] : []
+        let read = reader(for: group).read(schemaVersion: schemaVersion)
+        let servedProbe = read.served.map { [probe(layout.envelope($0.id))] } ?? []
+        return FeedSnapshot(read: read, token: ChangeToken(probes: [pointerProbe] + listingProbe + servedProbe))
+    }
+
+    /// Whether nothing a snapshot depended on has changed on disk since it was taken.
+    public func isCurrent(_ token: ChangeToken) -> Bool {
+        token.probes.allSatisfy { fileSystem.status($0.path) == $0.status }
+    }
+
+    private func probe(_ path: String) -> ChangeToken.Probe {
+        ChangeToken.Probe(path: path, status: fileSystem.status(path))
+    }
+
+    private func reader(for group: String) -> FeedReader {
+        FeedReader(fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), maxEnvelopeBytes: configuration.maxEnvelopeBytes)
+    }
+
+    // MARK: Assets and groups
+
+    /// The path of an asset when every name is safe, the generation lists it, and it is a regular
+    /// file (not a symlink) inside `generations/<id>/assets/`; nil otherwise.
+    public func resolveAsset(group: String, generationId: String, name: String) -> ResolvedAsset? {
+        guard SafeName.isSafe(group), SafeName.isSafe(generationId), SafeName.isSafe(name) else { return nil }
+        let reader = reader(for: group)
+        guard case .success(let generation) = reader.load(generationId, schemaVersion: nil),
+              let listed = generation.assets.first(where: { $0.name == name }) else { return nil }
+        let path = reader.layout.asset(generationId, name)
+        guard let info = fileSystem.status(path), info.kind == .regular,
+              fileSystem.status(reader.layout.assets(generationId))?.kind == .directory else { return nil }
+        return ResolvedAsset(path: path, bytes: listed.bytes)
+    }
+
+    /// The groups under the root (folders with safe names), sorted.
+    public func groups() -> [String] {
+        let entries = (try? fileSystem.listDirectory(root)) ?? []
+        return entries.filter { $0.isDirectory && SafeName.isSafe($0.name) }.map(\.name).sorted()
+    }
+}
+
+/// A read together with what it depended on.
+public struct FeedSnapshot: Sendable {
+    /// What a reader got.
+    public var read: FeedRead
+    /// Pass to `FeedStore.isCurrent` to learn whether `read` is still valid.
+    public var token: ChangeToken
+}
+
+/// The file statuses a read depended on (opaque to callers).
+public struct ChangeToken: Equatable, Sendable {
+    struct Probe: Equatable, Sendable {
+        var path: String
+        var status: FileStatus?
+    }
+    var probes: [Probe]
+}
+
+/// An asset file that passed every path-safety check.
+public struct ResolvedAsset: Equatable, Sendable {
+    /// Absolute or root-relative path of the file.
+    public var path: String
+    /// Its size in bytes, as the generation lists it.
+    public var bytes: Int
+}

@@ -1,0 +1,74 @@
+import FeedStore
+import Synchronization
+
+/// Wraps a `FileSystem` and records every mutating or flushing operation in order, to prove
+/// that files and folders are flushed before the rename that makes them visible.
+public final class RecordingFileSystem: FileSystem {
+    /// One recorded operation.
+    public enum Operation: Equatable, Sendable {
+        case createDirectory(String)
+        case writeFileDurably(String)
+        case syncDirectory(String)
+        case rename(String, String)
+        case removeTree(String)
+        case touch(String)
+        case lock(String)
+    }
+
+    private let base: any FileSystem
+    private let log = Mutex<[Operation]>([])
+
+    /// Records the operations sent to `base`.
+    public init(wrapping base: any FileSystem) { self.base = base }
+
+    /// The operations so far, oldest first.
+    public var operations: [Operation] { log.withLock { $0 } }
+
+    /// Forgets what was recorded so far.
+    public func reset() { log.withLock { $0.removeAll() } }
+
+    private func record(_ operation: Operation) { log.withLock { $0.append(operation) } }
+
+    public func readFile(_ path: String, limit: Int) throws -> [UInt8] { try base.readFile(path, limit: limit) }
+    public func status(_ path: String) -> FileStatus? { base.status(path) }
+    public func listDirectory(_ path: String) throws -> [DirectoryEntry] { try base.listDirectory(path) }
+
+    public func createDirectory(_ path: String) throws {
+        try base.createDirectory(path)
+        record(.createDirectory(path))
+    }
+
+    public func writeFileDurably(_ path: String, contents: [UInt8]) throws {
+        try base.writeFileDurably(path, contents: contents)
+        record(.writeFileDurably(path))
+    }
+
+    public func syncDirectory(_ path: String) throws {
+        try base.syncDirectory(path)
+        record(.syncDirectory(path))
+    }
+
+    public func rename(_ source: String, to destination: String) throws {
+        try base.rename(source, to: destination)
+        record(.rename(source, destination))
+    }
+
+    public func removeTree(_ path: String) throws {
+        let existed = base.status(path) != nil
+        try base.removeTree(path)
+        if existed { record(.removeTree(path)) }
+    }
+
+    public func touch(_ path: String) throws {
+        try base.touch(path)
+        record(.touch(path))
+    }
+
+    public func lockExclusive(_ path: String) throws -> any FileLock {
+        let lock = try base.lockExclusive(path)
+        record(.lock(path))
+        return lock
+    }
+}
+
+extension RecordingFileSystem: @unchecked Sendable {}
