@@ -1,1 +1,7 @@
-print("x")
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let environment = Dictionary(
+    CommandLine.arguments.isEmpty ? [] : ProcessEnvironment.pairs(), uniquingKeysWith: { first, _ in first })
+exit(ServerCommand.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: environment))

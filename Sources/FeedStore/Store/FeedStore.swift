@@ -159,3 +159,23 @@ public struct ResolvedAsset: Equatable, Sendable {
     /// Its size in bytes, as the generation lists it.
     public var bytes: Int
 }
+
+extension FeedStore {
+    /// Creates the root folder (and missing parents) and proves it writable by creating and
+    /// removing a probe file; throws the first failure so the server can refuse to start.
+    public func prepareRoot() throws(FileSystemError) {
+        var path = root.hasPrefix("/") ? "" : "."
+        for component in root.split(separator: "/") {
+            path += "/" + component
+            do { try fileSystem.ensureDirectory(path) } catch { throw error as! FileSystemError }
+        }
+        let probe = GroupLayout(root: root, group: ".feed-server-write-probe").directory
+        do {
+            try? fileSystem.removeTree(probe)
+            try fileSystem.writeFileDurably(probe, contents: [])
+            try fileSystem.removeTree(probe)
+        } catch {
+            throw error as? FileSystemError ?? FileSystemError(kind: .other, operation: "write probe", path: probe)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import FeedStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The running service: the store, the routes and the HTTP daemon, wired together.
+final class Server: Sendable {
+    /// Why the server could not start; the command reports it and exits with status 2.
+    struct StartError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let store: FeedStore
+    private let daemon: HTTPDaemon
+    /// The options it was started with.
+    let options: ServerOptions
+
+    /// Prepares the root, builds the routes and starts listening.
+    init(options: ServerOptions) throws {
+        self.options = options
+        let configuration = FeedStoreConfiguration(keepPrevious: options.keepPrevious, gracePeriodMs: Int64(options.graceSeconds) * 1000,
+                                                   jsonLimits: JSONLimits(maxBytes: options.maxBodyBytes))
+        let store = FeedStore(root: options.root, configuration: configuration)
+        do {
+            try store.prepareRoot()
+        } catch {
+            throw StartError(description: "root folder '\(options.root)' cannot be created or written: \(error)")
+        }
+        self.store = store
+        let router = Router(routes: [
+            FeedRoutes(store: store, cache: FeedResponseCache(store: store)).route,
+            HealthRoutes().route,
+        ])
+        var settings = DaemonSettings()
+        settings.host = options.host
+        settings.port = options.port
+        settings.threads = options.threads > 0 ? options.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        settings.connectionTimeoutSeconds = options.connectionTimeoutSeconds
+        settings.maxConnections = options.maxConnections
+        settings.maxBodyBytes = options.maxBodyBytes
+        do {
+            daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog)) { router.respond(to: $0) }
+        } catch {
+            throw StartError(description: "\(error)")
+        }
+    }
+
+    /// The port it listens on.
+    var port: UInt16 { daemon.port }
+
+    /// The base URL, for the startup line and tests.
+    var baseURL: String {
+        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        return "http://\(host):\(port)"
+    }
+
+    /// Stops accepting, lets requests in flight (publishes above all) finish for up to `timeout`
+    /// seconds, then stops the daemon.
+    func shutdown(timeoutSeconds: Int) {
+        daemon.stopAccepting()
+        let deadline = MonotonicClock.nanos() + Int64(timeoutSeconds) * 1_000_000_000
+        while daemon.requestsInFlight > 0, MonotonicClock.nanos() < deadline {
+            usleep(10_000)
+        }
+        daemon.stop()
+    }
+}

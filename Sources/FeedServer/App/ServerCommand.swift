@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `feed-server` as a command: parse options, start, wait for SIGINT/SIGTERM, shut down.
+enum ServerCommand {
+    /// Runs the command and returns the process exit status.
+    static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        let command: ServerOptions.Command
+        do {
+            command = try ServerOptions.parse(arguments, environment: environment)
+        } catch {
+            AccessLog.message("feed-server: \(error)")
+            return 2
+        }
+        switch command {
+        case .help:
+            print(ServerOptions.helpText)
+            return 0
+        case .version:
+            print("feed-server \(ServerOptions.version)")
+            return 0
+        case .run(let options):
+            return serve(options)
+        }
+    }
+
+    private static func serve(_ options: ServerOptions) -> Int32 {
+        // Block the stop signals before any thread starts so every worker inherits the mask and
+        // only `sigwait` below receives them; a dead client must never kill us with SIGPIPE.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        let server: Server
+        do {
+            server = try Server(options: options)
+        } catch {
+            AccessLog.message("feed-server: \(error)")
+            return 2
+        }
+        AccessLog.message("feed-server \(ServerOptions.version) listening on \(server.baseURL) (root \(absolutePath(options.root)))")
+        var received: Int32 = 0
+        sigwait(&stopSignals, &received)
+        AccessLog.message("feed-server: received \(received == SIGINT ? "SIGINT" : "SIGTERM"), finishing requests in flight")
+        server.shutdown(timeoutSeconds: options.shutdownTimeoutSeconds)
+        AccessLog.message("feed-server: stopped")
+        return 0
+    }
+
+    private static func absolutePath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

@@ -1,0 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The process environment as name/value pairs (read from `environ`, no Foundation needed).
+enum ProcessEnvironment {
+    static func pairs() -> [(String, String)] {
+        var result: [(String, String)] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+            }
+            cursor += 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,135 @@
+/// Everything the command line and environment configure.
+struct ServerOptions: Sendable, Equatable {
+    var host = "127.0.0.1"
+    var port: UInt16 = 8080
+    var root = "./data"
+    var keepPrevious = 1
+    var graceSeconds = 60
+    var threads = 0
+    var maxBodyBytes = 16 << 20
+    var connectionTimeoutSeconds = 30
+    var maxConnections = 1024
+    var accessLog = true
+    var shutdownTimeoutSeconds = 10
+
+    static let version = "0.1.0"
+
+    /// What the command line asks for.
+    enum Command: Equatable {
+        case run(ServerOptions)
+        case help
+        case version
+    }
+
+    /// A command-line mistake, reported with exit status 2.
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// One option: flag, environment variable, help text, and how to apply a value.
+    private struct Option: Sendable {
+        let flag: String
+        let environment: String
+        let placeholder: String
+        let help: String
+        let apply: @Sendable (inout ServerOptions, String) throws -> Void
+    }
+
+    private static let options: [Option] = [
+        Option(flag: "--host", environment: "FEED_SERVER_HOST", placeholder: "ADDRESS",
+               help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all)") { $0.host = $1 },
+        Option(flag: "--port", environment: "FEED_SERVER_PORT", placeholder: "N",
+               help: "TCP port, 0 for any free port (default 8080)") { $0.port = UInt16(try integer($1, "--port", 0...65535)) },
+        Option(flag: "--root", environment: "FEED_SERVER_ROOT", placeholder: "DIR",
+               help: "folder holding one sub-folder per feed group (default ./data)") { $0.root = $1 },
+        Option(flag: "--keep-previous", environment: "FEED_SERVER_KEEP_PREVIOUS", placeholder: "N",
+               help: "older generations kept for fallback (default 1)") { $0.keepPrevious = try integer($1, "--keep-previous", 0...1000) },
+        Option(flag: "--grace-seconds", environment: "FEED_SERVER_GRACE_SECONDS", placeholder: "N",
+               help: "never delete a generation retired less than N s ago (default 60)") { $0.graceSeconds = try integer($1, "--grace-seconds", 0...86_400 * 365) },
+        Option(flag: "--threads", environment: "FEED_SERVER_THREADS", placeholder: "N",
+               help: "HTTP worker threads (default: one per CPU core)") { $0.threads = try integer($1, "--threads", 1...1024) },
+        Option(flag: "--max-body-bytes", environment: "FEED_SERVER_MAX_BODY_BYTES", placeholder: "N",
+               help: "largest request body; larger gets 413 (default 16777216)") { $0.maxBodyBytes = try integer($1, "--max-body-bytes", 1...(1 << 40)) },
+        Option(flag: "--connection-timeout", environment: "FEED_SERVER_CONNECTION_TIMEOUT", placeholder: "S",
+               help: "close connections idle for S seconds (default 30)") { $0.connectionTimeoutSeconds = try integer($1, "--connection-timeout", 1...86_400) },
+        Option(flag: "--max-connections", environment: "FEED_SERVER_MAX_CONNECTIONS", placeholder: "N",
+               help: "most concurrent connections (default 1024)") { $0.maxConnections = try integer($1, "--max-connections", 1...100_000) },
+        Option(flag: "--access-log", environment: "FEED_SERVER_ACCESS_LOG", placeholder: "on|off",
+               help: "one line per request on stderr (default on)") { $0.accessLog = try boolean($1, "--access-log") },
+        Option(flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
+               help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)") { $0.shutdownTimeoutSeconds = try integer($1, "--shutdown-timeout", 0...3600) },
+    ]
+
+    /// Parses arguments (without the program name); environment variables fill in what flags leave out.
+    static func parse(_ arguments: [String], environment: [String: String]) throws -> Command {
+        var result = ServerOptions()
+        for option in options {
+            if let value = environment[option.environment] { try option.apply(&result, value) }
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--help" || argument == "-h" { return .help }
+            if argument == "--version" { return .version }
+            let (flag, inlineValue) = splitFlag(argument)
+            guard let option = options.first(where: { $0.flag == flag }) else {
+                throw UsageError(description: "unknown option '\(argument)' (see --help)")
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                index += 1
+                guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
+                value = arguments[index]
+            }
+            try option.apply(&result, value)
+            index += 1
+        }
+        return .run(result)
+    }
+
+    /// The `--help` text.
+    static var helpText: String {
+        var lines = [
+            "feed-server \(version): a WidgetBridge-compatible widget feed store over HTTP.",
+            "",
+            "Usage: feed-server [options]",
+            "",
+            "Options (each also settable from the environment variable shown):",
+        ]
+        for option in options {
+            let left = "  \(option.flag) \(option.placeholder)".padding(to: 32)
+            lines.append("\(left)\(option.help) [\(option.environment)]")
+        }
+        lines += ["  -h, --help".padding(to: 32) + "show this help", "  --version".padding(to: 32) + "print the version", "",
+                  "Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 2 on bad options, an unusable root or a port in use."]
+        return lines.joined(separator: "\n")
+    }
+
+    private static func splitFlag(_ argument: String) -> (String, String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+
+    private static func integer(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(description: "\(flag) must be an integer from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
+        }
+        return value
+    }
+
+    private static func boolean(_ text: String, _ flag: String) throws(UsageError) -> Bool {
+        switch text.lowercased() {
+        case "on", "true", "1", "yes": return true
+        case "off", "false", "0", "no": return false
+        default: throw UsageError(description: "\(flag) must be on or off (got '\(text)')")
+        }
+    }
+}
+
+private extension String {
+    func padding(to width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -1,0 +1,225 @@
+import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why the daemon could not start.
+struct DaemonStartError: Error, CustomStringConvertible {
+    /// A sentence for the operator.
+    let description: String
+}
+
+/// Socket and resource settings of the HTTP daemon.
+struct DaemonSettings: Sendable {
+    /// IP address or `localhost` to bind.
+    var host: String = "127.0.0.1"
+    /// TCP port; 0 picks a free one.
+    var port: UInt16 = 8080
+    /// Worker threads, each with its own epoll set.
+    var threads: Int = 2
+    /// Idle connections are closed after this many seconds.
+    var connectionTimeoutSeconds: Int = 30
+    /// Most concurrent connections.
+    var maxConnections: Int = 1024
+    /// Per-connection memory for the request line and headers (larger headers get 431).
+    var connectionMemoryBytes: Int = 64 << 10
+    /// Largest accepted request body (413 beyond).
+    var maxBodyBytes: Int = 16 << 20
+}
+
+/// Owns the libmicrohttpd daemon (`MHD_start_daemon` … `MHD_stop_daemon`) and its C callbacks.
+///
+/// Retain graph: the daemon holds an unretained pointer to `context`, which this object keeps
+/// alive until after `MHD_stop_daemon` returns. Each request's `PendingRequest` is retained in
+/// libmicrohttpd's per-request slot on the first handler call and released by the completion callback.
+final class HTTPDaemon: @unchecked Sendable {
+    // The daemon pointer never changes after init; libmicrohttpd's own API is thread-safe for
+    // quiesce/stop/info, and `stopped` guards the one call that must happen once.
+    private let daemon: OpaquePointer
+    private let context: DaemonContext
+    private let stopped = Mutex(false)
+    /// The port actually bound (differs from the setting when it was 0).
+    let port: UInt16
+
+    /// Starts listening; `handler` runs on libmicrohttpd's worker threads.
+    init(settings: DaemonSettings, log: AccessLog, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
+        let context = DaemonContext(handler: handler, maxBodyBytes: settings.maxBodyBytes, log: log)
+        var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
+        let started: OpaquePointer? = address.withSockaddr { sockaddr in
+            var options = CMicroHTTPD_Settings(
+                flags: UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+                    | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue),
+                address: sockaddr,
+                thread_pool_size: UInt32(max(1, settings.threads)),
+                connection_timeout_seconds: UInt32(max(1, settings.connectionTimeoutSeconds)),
+                connection_limit: UInt32(max(1, settings.maxConnections)),
+                connection_memory_limit: settings.connectionMemoryBytes,
+                listen_backlog: 1024)
+            return CMicroHTTPD_start_daemon(&options, accessHandler, requestCompleted, Unmanaged.passUnretained(context).toOpaque())
+        }
+        guard let started else {
+            throw DaemonStartError(description: "cannot listen on \(settings.host):\(settings.port): \(address.bindProblem())")
+        }
+        self.daemon = started
+        self.context = context
+        self.port = CMicroHTTPD_bound_port(started)
+    }
+
+    /// Requests currently being handled (between first handler call and completion).
+    var requestsInFlight: Int { context.inFlight.load(ordering: .relaxed) }
+
+    /// Stops accepting new connections (`MHD_quiesce_daemon`); open ones are still served.
+    func stopAccepting() {
+        let fd = MHD_quiesce_daemon(daemon)
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Stops the daemon and its threads (`MHD_stop_daemon`); idempotent.
+    func stop() {
+        let alreadyStopped = stopped.withLock { value -> Bool in
+            defer { value = true }
+            return value
+        }
+        if !alreadyStopped { MHD_stop_daemon(daemon) }
+    }
+
+    deinit { stop() }
+}
+
+/// `MHD_YES` / `MHD_NO` (imported as a closed Swift enum).
+let mhdYes = MHD_Result(rawValue: 1)!
+let mhdNo = MHD_Result(rawValue: 0)!
+
+/// What the C callbacks reach through their `cls` pointer.
+final class DaemonContext: Sendable {
+    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let maxBodyBytes: Int
+    let log: AccessLog
+    let inFlight = Atomic<Int>(0)
+
+    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, log: AccessLog) {
+        self.handler = handler
+        self.maxBodyBytes = maxBodyBytes
+        self.log = log
+    }
+}
+
+/// One request in progress. libmicrohttpd calls the handler for a connection from one thread at a time.
+final class PendingRequest: @unchecked Sendable {
+    let startNanos = MonotonicClock.nanos()
+    var body: [UInt8] = []
+    var bodyTooLarge = false
+}
+
+// The access handler: first call creates the request state (no response yet, so keep-alive works),
+// middle calls collect body bytes, the last call (no more upload data) routes and queues the response.
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, slot in
+    guard let cls, let connection, let url, let method, let uploadSize, let slot else { return mhdNo }
+    let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    guard let existing = slot.pointee else {
+        let pending = PendingRequest()
+        slot.pointee = Unmanaged.passRetained(pending).toOpaque()
+        context.inFlight.add(1, ordering: .relaxed)
+        if let length = declaredContentLength(connection), length > context.maxBodyBytes {
+            // Answering before reading the body makes libmicrohttpd skip `100 Continue` and close
+            // the connection afterwards, which is what a client sending too much should get.
+            return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
+        }
+        return mhdYes
+    }
+    let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+    let size = uploadSize.pointee
+    if size > 0 {
+        if !pending.bodyTooLarge {
+            if pending.body.count + size > context.maxBodyBytes {
+                pending.bodyTooLarge = true
+                pending.body = []
+            } else {
+                uploadData.map { data in
+                    pending.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+                }
+            }
+        }
+        uploadSize.pointee = 0
+        return mhdYes
+    }
+    if pending.bodyTooLarge {
+        return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
+    }
+    let request = HTTPRequest(
+        method: String(cString: method), rawPath: String(cString: url),
+        query: collectQuery(connection), headers: collectHeaders(connection), body: pending.body)
+    pending.body = []
+    return respond(connection, context, pending, method: method, url: url, context.handler(request))
+}
+
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ in
+    guard let cls, let slot, let existing = slot.pointee else { return }
+    let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    Unmanaged<PendingRequest>.fromOpaque(existing).release()
+    slot.pointee = nil
+    context.inFlight.subtract(1, ordering: .relaxed)
+}
+
+private func tooLarge(_ limit: Int) -> HTTPResponse {
+    Problem(status: 413, type: "body-too-large", title: "Request body too large",
+            detail: "The request body exceeds the server's limit of \(limit) bytes (--max-body-bytes).").response
+}
+
+private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
+    guard let value = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length") else { return nil }
+    return Int(String(cString: value))
+}
+
+private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
+                     method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, _ response: HTTPResponse) -> MHD_Result {
+    let queued: MHD_Result
+    switch response.body {
+    case .prepared(let prepared):
+        queued = MHD_queue_response(connection, UInt32(prepared.status), prepared.handle)
+    case .bytes(let bytes):
+        guard let built = PreparedResponse(status: response.status, headers: response.headers, body: bytes) else { return mhdNo }
+        queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
+    }
+    context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,
+                       elapsedNanos: MonotonicClock.nanos() - pending.startNanos)
+    return queued
+}
+
+private struct HeaderCollector {
+    var headers = HTTPHeaders()
+    var query: [String: String] = [:]
+    var queryValid = true
+}
+
+private func collectHeaders(_ connection: OpaquePointer) -> HTTPHeaders {
+    var collector = HeaderCollector()
+    _ = withUnsafeMutablePointer(to: &collector) { pointer in
+        MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, { cls, _, key, value in
+            guard let cls, let key else { return mhdYes }
+            let collector = cls.assumingMemoryBound(to: HeaderCollector.self)
+            collector.pointee.headers.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+            return mhdYes
+        }, pointer)
+    }
+    return collector.headers
+}
+
+/// Query parameters, decoded here once (the daemon is told not to decode anything).
+private func collectQuery(_ connection: OpaquePointer) -> [String: String] {
+    var collector = HeaderCollector()
+    _ = withUnsafeMutablePointer(to: &collector) { pointer in
+        MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { cls, _, key, value in
+            guard let cls, let key else { return mhdYes }
+            let collector = cls.assumingMemoryBound(to: HeaderCollector.self)
+            let name = PercentDecoding.decode(String(cString: key), plusIsSpace: true)
+            let decoded = PercentDecoding.decode(value.map { String(cString: $0) } ?? "", plusIsSpace: true)
+            if let name, let decoded {
+                if collector.pointee.query[name] == nil { collector.pointee.query[name] = decoded }
+            }
+            return mhdYes
+        }, pointer)
+    }
+    return collector.query
+}
