@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(
             name: "FeedStoreTests",
             dependencies: ["FeedStore", "FeedStoreTesting"],
-            resources: [.copy("Resources")]
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "FeedServerTests",
