@@ -1,0 +1,143 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A response as read off the wire.
+struct WireResponse {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body parsed as a JSON object.
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+    }
+}
+
+struct HTTPTestError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A minimal HTTP/1.1 client over a real TCP socket: sends exactly the bytes a test asks for
+/// (raw paths included), and can reuse one connection to prove keep-alive.
+final class HTTPTestConnection {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: UInt16, host: String = "127.0.0.1") throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPTestError(description: "socket failed") }
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            close(fd)
+            throw HTTPTestError(description: "connect to port \(port) failed: errno \(errno)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends raw bytes.
+    func sendRaw(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw HTTPTestError(description: "send failed: errno \(errno)") }
+            sent += count
+        }
+    }
+
+    /// Sends one request and reads its response.
+    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> WireResponse {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "PUT" || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        try sendRaw(Array(head.utf8) + body)
+        return try readResponse(expectBody: method != "HEAD")
+    }
+
+    /// Reads one response (Content-Length framed, or until close).
+    func readResponse(expectBody: Bool = true) throws -> WireResponse {
+        let headerEnd = try fill(until: { $0.firstRange(of: [13, 10, 13, 10]) })
+        let headText = String(decoding: buffer[..<headerEnd.lowerBound], as: UTF8.self)
+        buffer.removeSubrange(..<headerEnd.upperBound)
+        var lines = headText.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw HTTPTestError(description: "bad status line") }
+        let headers = lines.compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var response = WireResponse(status: status, headers: headers, body: [])
+        guard expectBody, status != 304, status != 204 else { return response }
+        if let length = response.header("Content-Length").flatMap(Int.init) {
+            _ = try fill(until: { $0.count >= length ? length : nil })
+            response.body = Array(buffer.prefix(length))
+            buffer.removeFirst(length)
+        } else {
+            while try receive() > 0 {}
+            response.body = buffer
+            buffer = []
+        }
+        return response
+    }
+
+    /// Whether the server has closed the connection (reads EOF within `seconds`).
+    func isClosedByPeer(within seconds: Int) -> Bool {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) == 0
+    }
+
+    private func fill<T>(until found: ([UInt8]) -> T?) throws -> T {
+        while true {
+            if let value = found(buffer) { return value }
+            guard try receive() > 0 else { throw HTTPTestError(description: "connection closed early") }
+        }
+    }
+
+    private func receive() throws -> Int {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if count < 0 { throw HTTPTestError(description: "recv failed: errno \(errno)") }
+        buffer.append(contentsOf: chunk.prefix(count))
+        return count
+    }
+}
+
+/// One-shot requests on a fresh connection each.
+struct HTTPTestClient {
+    let port: UInt16
+
+    func get(_ path: String, headers: [(String, String)] = []) throws -> WireResponse {
+        try HTTPTestConnection(port: port).request("GET", path, headers: headers)
+    }
+
+    func head(_ path: String, headers: [(String, String)] = []) throws -> WireResponse {
+        try HTTPTestConnection(port: port).request("HEAD", path, headers: headers)
+    }
+
+    func put(_ path: String, json: String, headers: [(String, String)] = []) throws -> WireResponse {
+        try HTTPTestConnection(port: port).request("PUT", path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+    }
+
+    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> WireResponse {
+        try HTTPTestConnection(port: port).request(method, path, headers: headers, body: body)
+    }
+}

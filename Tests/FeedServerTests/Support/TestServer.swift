@@ -1,0 +1,107 @@
+@testable import FeedServer
+import FeedStore
+import Foundation
+
+/// A fresh folder removed when the scope ends.
+final class ScratchDirectory: @unchecked Sendable {
+    let path: String
+
+    init(_ label: String = "feedserver") {
+        path = FileManager.default.temporaryDirectory.path + "/\(label)-\(UUID().uuidString)"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Starts the real server (libmicrohttpd, real files) on an ephemeral port, runs `body`, and
+/// always stops it, whatever the body does.
+func withTestServer<T>(root: String? = nil, configure: (inout ServerOptions) -> Void = { _ in },
+                       _ body: (Server, HTTPTestClient) throws -> T) throws -> T {
+    let scratch = ScratchDirectory()
+    var options = ServerOptions()
+    options.port = 0
+    options.root = root ?? scratch.path + "/data"
+    options.accessLog = false
+    options.threads = 2
+    configure(&options)
+    let server = try Server(options: options)
+    defer {
+        server.shutdown(timeoutSeconds: 5)
+        withExtendedLifetime(scratch) {}
+    }
+    return try body(server, HTTPTestClient(port: server.port))
+}
+
+/// The `feed-server` executable built next to the test bundle.
+enum Executable {
+    static var path: String {
+        let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent("feed-server").path
+    }
+}
+
+/// The `feed-server` binary running as a child process, its stderr collected in the background.
+final class ChildServer: @unchecked Sendable {
+    let process = Process()
+    private let errorPipe = Pipe()
+    private let lock = NSLock()
+    private var collected = Data()
+
+    init(arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: Executable.path)
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FEED_SERVER_") }
+        merged.merge(environment) { $1 }
+        process.environment = merged
+        process.standardError = errorPipe
+        process.standardOutput = errorPipe
+        errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.lock()
+            self.collected.append(data)
+            self.lock.unlock()
+        }
+        try process.run()
+    }
+
+    /// Everything written to stderr and stdout so far.
+    var output: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: collected, as: UTF8.self)
+    }
+
+    /// Waits for the startup line and returns the port it names.
+    func waitForPort(timeout: TimeInterval = 20) throws -> UInt16 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let range = output.range(of: #"listening on http://[^:]+:(\d+)"#, options: .regularExpression) {
+                let match = output[range]
+                if let port = UInt16(match.split(separator: ":").last!) { return port }
+            }
+            if !process.isRunning { break }
+            usleep(5_000)
+        }
+        throw HTTPTestError(description: "no startup line; output: \(output)")
+    }
+
+    /// Waits for the process to end and returns its exit status.
+    func waitForExit(timeout: TimeInterval = 30) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(5_000) }
+        guard !process.isRunning else { return nil }
+        return process.terminationStatus
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        errorPipe.fileHandleForReading.readabilityHandler = nil
+    }
+}
