@@ -23,7 +23,7 @@ struct DaemonSettings: Sendable {
     /// Most concurrent connections.
     var maxConnections: Int = 1024
     /// Per-connection memory for the request line and headers (larger headers get 431).
-    var connectionMemoryBytes: Int = 64 << 10
+    var connectionMemoryBytes: Int = 16 << 10
     /// Largest accepted request body (413 beyond).
     var maxBodyBytes: Int = 16 << 20
 }
@@ -49,7 +49,7 @@ final class HTTPDaemon: @unchecked Sendable {
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
                 flags: UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
-                    | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue),
+                    | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue),
                 address: sockaddr,
                 thread_pool_size: UInt32(max(1, settings.threads)),
                 connection_timeout_seconds: UInt32(max(1, settings.connectionTimeoutSeconds)),
@@ -149,7 +149,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     let request = HTTPRequest(
         method: String(cString: method), rawPath: String(cString: url),
-        query: collectQuery(connection), headers: collectHeaders(connection), body: pending.body)
+        query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
+        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body)
     pending.body = []
     return respond(connection, context, pending, method: method, url: url, context.handler(request))
 }
@@ -168,7 +169,7 @@ private func tooLarge(_ limit: Int) -> HTTPResponse {
 }
 
 private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
-    guard let value = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length") else { return nil }
+    guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else { return nil }
     return Int(String(cString: value))
 }
 
@@ -187,39 +188,3 @@ private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pe
     return queued
 }
 
-private struct HeaderCollector {
-    var headers = HTTPHeaders()
-    var query: [String: String] = [:]
-    var queryValid = true
-}
-
-private func collectHeaders(_ connection: OpaquePointer) -> HTTPHeaders {
-    var collector = HeaderCollector()
-    _ = withUnsafeMutablePointer(to: &collector) { pointer in
-        MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, { cls, _, key, value in
-            guard let cls, let key else { return mhdYes }
-            let collector = cls.assumingMemoryBound(to: HeaderCollector.self)
-            collector.pointee.headers.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
-            return mhdYes
-        }, pointer)
-    }
-    return collector.headers
-}
-
-/// Query parameters, decoded here once (the daemon is told not to decode anything).
-private func collectQuery(_ connection: OpaquePointer) -> [String: String] {
-    var collector = HeaderCollector()
-    _ = withUnsafeMutablePointer(to: &collector) { pointer in
-        MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { cls, _, key, value in
-            guard let cls, let key else { return mhdYes }
-            let collector = cls.assumingMemoryBound(to: HeaderCollector.self)
-            let name = PercentDecoding.decode(String(cString: key), plusIsSpace: true)
-            let decoded = PercentDecoding.decode(value.map { String(cString: $0) } ?? "", plusIsSpace: true)
-            if let name, let decoded {
-                if collector.pointee.query[name] == nil { collector.pointee.query[name] = decoded }
-            }
-            return mhdYes
-        }, pointer)
-    }
-    return collector.query
-}

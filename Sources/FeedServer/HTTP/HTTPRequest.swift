@@ -1,13 +1,24 @@
-/// Request headers, matched case-insensitively (field names are ASCII).
-struct HTTPHeaders: Sendable {
-    private(set) var fields: [(name: String, value: String)] = []
+import CMicroHTTPD
 
-    /// Adds a field as received.
-    mutating func add(name: String, value: String) { fields.append((name, value)) }
+/// Looks up request headers or query parameters on demand in libmicrohttpd's parsed request
+/// (`MHD_lookup_connection_value`), so the hot path never copies fields it does not read.
+///
+/// Valid only while the access handler runs: a route must not keep the request beyond that.
+struct RequestFields: @unchecked Sendable {
+    private let connection: OpaquePointer
+    private let kind: MHD_ValueKind
 
-    /// The first value of `name`, ignoring case.
+    init(connection: OpaquePointer, kind: MHD_ValueKind) {
+        self.connection = connection
+        self.kind = kind
+    }
+
+    /// The first value of `name` (headers: case-insensitive); query values are percent-decoded
+    /// here, once, because the daemon is told to decode nothing itself.
     subscript(name: String) -> String? {
-        fields.first { $0.name.utf8.count == name.utf8.count && $0.name.lowercased() == name.lowercased() }?.value
+        guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
+        let raw = String(cString: value)
+        return kind == .GET_ARGUMENT_KIND ? PercentDecoding.decode(raw, plusIsSpace: true) : raw
     }
 }
 
@@ -18,9 +29,9 @@ struct HTTPRequest: Sendable {
     /// The path as received, still percent-encoded (decoded once per segment by the router).
     var rawPath: String
     /// Query parameters, percent-decoded; the first value wins for repeated names.
-    var query: [String: String]
+    var query: RequestFields
     /// Header fields.
-    var headers: HTTPHeaders
+    var headers: RequestFields
     /// The request body (empty for most reads).
     var body: [UInt8]
 

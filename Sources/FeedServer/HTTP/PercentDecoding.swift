@@ -2,6 +2,9 @@
 enum PercentDecoding {
     /// Decodes `%XX` escapes (and `+` as space when `plusIsSpace`); nil for malformed escapes or invalid UTF-8.
     static func decode<S: StringProtocol>(_ text: S, plusIsSpace: Bool = false) -> String? {
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: "%") || ($0 == UInt8(ascii: "+") && plusIsSpace) }) {
+            return String(text)  // the common case: nothing to decode, no byte-by-byte copy
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()

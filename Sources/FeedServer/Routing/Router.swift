@@ -40,12 +40,12 @@ struct Router: Sendable {
     /// Path segments, each decoded once; nil when an escape is malformed. `/a//b/` → `["a", "", "b"]`
     /// (an empty trailing segment is dropped so `/feeds/x/` matches `/feeds/x`).
     static func segments(of path: String) -> [String]? {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        if parts.count > 1, parts.last == "" { parts = parts.dropLast() }
-        if parts.count == 1, parts.first == "" { return [""] }
+        var parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        if parts.count > 1, parts.last?.isEmpty == true { parts = parts.dropLast() }
         var decoded: [String] = []
+        decoded.reserveCapacity(parts.count)
         for part in parts {
-            guard let segment = PercentDecoding.decode(part) else { return nil }
+            guard let segment = PercentDecoding.decode(Substring(part)) else { return nil }
             decoded.append(segment)
         }
         return decoded
