@@ -30,7 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-.build/release/feed-server --port $OURS --root "$work/data" --access-log off --threads "$WORKERS" 2>"$work/server.log" &
+${SERVER_PIN:-} .build/release/feed-server --port $OURS --root "$work/data" --access-log off --threads "$WORKERS" 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$OURS/healthz" >/dev/null && break; sleep 0.05; done
 
@@ -65,7 +65,7 @@ http {
   }
 }
 CONF
-nginx -c "$work/nginx.conf"
+${SERVER_PIN:-} nginx -c "$work/nginx.conf"
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$NGINX/feeds/bench" >/dev/null && break; sleep 0.05; done
 nginx_etag=$(curl -sfI "http://127.0.0.1:$NGINX/feeds/bench" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
 cmp <(curl -sf "http://127.0.0.1:$OURS/feeds/bench") <(curl -sf "http://127.0.0.1:$NGINX/feeds/bench")
@@ -77,7 +77,7 @@ measure() {
   local args=(-t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency)
   [ -n "$header" ] && args+=(-H "$header")
   local out
-  out=$(wrk "${args[@]}" "$url")
+  out=$(${CLIENT_PIN:-} wrk "${args[@]}" "$url")
   local rps errors
   rps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
   errors=$(awk '/Non-2xx or 3xx/{print $5} /Socket errors/{print $4+$6+$8+$10}' <<<"$out" | awk '{s+=$1} END{print s+0}')

@@ -7,8 +7,15 @@ public enum GenerationID {
 
     /// The epoch milliseconds an id starts with, when it has that shape.
     public static func epochMs(of id: String) -> Int64? {
-        guard let dash = id.firstIndex(of: "-") else { return nil }
-        return Int64(id[..<dash])
+        var value: Int64 = 0
+        var digits = 0
+        for byte in id.utf8 {
+            if byte == UInt8(ascii: "-") { return digits > 0 ? value : nil }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 18 else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return nil
     }
 
     /// The suffix of a folder holding a write in progress.

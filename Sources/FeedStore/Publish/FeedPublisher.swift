@@ -28,9 +28,11 @@ struct FeedPublisher {
 
     /// Publishes the draft unless the served feed already has its fingerprint.
     func publish(_ draft: Draft) throws(PublishError) -> PublishResult {
-        // Checked without the lock first so that an unchanged publish writes nothing at all,
-        // not even the lock file; answering from this snapshot is linearisable.
-        if let served = reader.read(schemaVersion: nil).served, served.fingerprint == draft.fingerprint {
+        // Until the lock file exists, taking the lock would write it: check without the lock
+        // first so an unchanged publish writes nothing at all (answering from that snapshot is
+        // linearisable). Once it exists, the check under the lock is the only read.
+        if fileSystem.status(layout.lockFile) == nil,
+           let served = reader.read(schemaVersion: nil).served, served.fingerprint == draft.fingerprint {
             return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
         }
         do {
@@ -46,29 +48,29 @@ struct FeedPublisher {
     }
 
     private func publishLocked(_ draft: Draft) throws -> PublishResult {
-        let current = reader.read(schemaVersion: nil)
-        if let served = current.served, served.fingerprint == draft.fingerprint {
+        let before = reader.inspect(schemaVersion: nil)
+        if let served = before.read.served, served.fingerprint == draft.fingerprint {
             return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
         }
-        let oldCandidates = reader.candidates().ids
-        let oldPointerIDs = reader.pointedIDs()
-        let id = GenerationID.make(epochMs: try nextEpochMs(), fingerprint: draft.fingerprint)
+        let listing = try fileSystem.listDirectory(layout.generations)
+        let id = GenerationID.make(epochMs: nextEpochMs(after: listing), fingerprint: draft.fingerprint)
         let envelope = Envelope(
             schemaVersion: draft.schemaVersion, generatedAtEpochMs: GenerationID.epochMs(of: id)!,
             fingerprint: draft.fingerprint, compactPayload: draft.compactPayload, assets: draft.assetLines)
         try writeGeneration(id, envelope: envelope, assets: draft.assets)
-        let pointer = Pointer(current: id, previous: keptPrevious(from: oldCandidates, excluding: id))
+        let pointer = Pointer(current: id, previous: keptPrevious(before, listing: listing))
         do {
             try writePointer(pointer)
         } catch {
             try? fileSystem.removeTree(layout.generation(id))
             throw error
         }
-        applyRetention(pointer: pointer, retiring: oldPointerIDs)
+        applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
         return .published(generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.bytes.count })
     }
 
     private func prepareGroupFolders() throws {
+        if fileSystem.status(layout.generations)?.kind == .directory { return }
         if try fileSystem.ensureDirectory(root) { try syncParent(of: root) }
         if try fileSystem.ensureDirectory(layout.directory) { try fileSystem.syncDirectory(root) }
         if try fileSystem.ensureDirectory(layout.generations) { try fileSystem.syncDirectory(layout.directory) }
@@ -80,12 +82,11 @@ struct FeedPublisher {
         try fileSystem.syncDirectory(slash == trimmed.startIndex ? "/" : String(trimmed[..<slash]))
     }
 
-    /// Milliseconds for the new id: now, but always after every existing generation so that
-    /// "name descending" stays "newest first" even if the clock steps back.
-    private func nextEpochMs() throws -> Int64 {
+    /// Milliseconds for the new id: now, but always after every existing generation (`.tmp`
+    /// ones included) so that "name descending" stays "newest first" even if the clock steps back.
+    private func nextEpochMs(after listing: [DirectoryEntry]) -> Int64 {
         let now = clock.nowEpochMs()
-        guard let newest = try fileSystem.listDirectory(layout.generations)
-            .compactMap({ GenerationID.epochMs(of: $0.name) }).max() else { return now }
+        guard let newest = listing.compactMap({ GenerationID.epochMs(of: $0.name) }).max() else { return now }
         return max(now, newest + 1)
     }
 
@@ -125,11 +126,20 @@ struct FeedPublisher {
         try fileSystem.syncDirectory(layout.directory)
     }
 
-    /// The readable generations (any schema) the old order offered, newest first, up to `keepPrevious`.
-    private func keptPrevious(from candidates: [String], excluding newID: String) -> [String] {
-        var kept: [String] = []
-        for id in candidates where id != newID && kept.count < configuration.keepPrevious {
-            if case .success = reader.load(id, schemaVersion: nil) { kept.append(id) }
+    /// The readable generations (any schema) the old order offered, newest first, up to
+    /// `keepPrevious`: the one served before this publish, then further readable candidates.
+    private func keptPrevious(_ before: FeedReader.Inspection, listing: [DirectoryEntry]) -> [String] {
+        guard configuration.keepPrevious > 0, let served = before.read.served else { return [] }
+        var kept = [served.id]
+        var seen = Set(before.read.skipped.map(\.id) + [served.id])
+        func consider(_ ids: [String]) {
+            for id in ids where kept.count < configuration.keepPrevious && seen.insert(id).inserted {
+                if case .success = reader.load(id, schemaVersion: nil) { kept.append(id) }
+            }
+        }
+        consider(before.pointed)
+        if kept.count < configuration.keepPrevious {
+            consider(listing.filter { $0.isDirectory && !$0.name.hasSuffix(GenerationID.temporarySuffix) }.map(\.name).sorted(by: >))
         }
         return kept
     }
@@ -137,7 +147,7 @@ struct FeedPublisher {
     /// Marks generations that just left the pointer as retired now, then removes stray `.tmp`
     /// folders and unreferenced generations retired longer than the grace period ago.
     /// Failures here do not fail the publish (it is already durable); they are retried next time.
-    private func applyRetention(pointer: Pointer, retiring previousIDs: [String]) {
+    private func applyRetention(pointer: Pointer, retiring previousIDs: [String], listing: [DirectoryEntry]) {
         let referenced: Set<String> = Set([pointer.current] + pointer.previous)
         for id in previousIDs where !referenced.contains(id) && SafeName.isSafe(id) {
             if fileSystem.status(layout.generation(id))?.kind == .directory {
@@ -145,14 +155,21 @@ struct FeedPublisher {
             }
         }
         let now = clock.nowEpochMs()
-        for entry in (try? fileSystem.listDirectory(layout.generations)) ?? [] where entry.isDirectory {
+        for entry in listing where entry.isDirectory {
             let path = layout.generations + "/" + entry.name
             if entry.name.hasSuffix(GenerationID.temporarySuffix) {
                 try? fileSystem.removeTree(path)
-            } else if !referenced.contains(entry.name), let info = fileSystem.status(path),
-                      now - info.modificationNanos / 1_000_000 >= configuration.gracePeriodMs {
+            } else if !referenced.contains(entry.name), mayHaveExpired(entry.name, now: now),
+                      let info = fileSystem.status(path), now - info.modificationNanos / 1_000_000 >= configuration.gracePeriodMs {
                 try? fileSystem.removeTree(path)
             }
         }
+    }
+
+    /// A generation created within the grace period was retired even more recently, so its
+    /// folder need not be looked at; this keeps retention from costing one `lstat` per folder.
+    private func mayHaveExpired(_ id: String, now: Int64) -> Bool {
+        guard let created = GenerationID.epochMs(of: id) else { return true }
+        return now - created >= configuration.gracePeriodMs
     }
 }

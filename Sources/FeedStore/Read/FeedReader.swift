@@ -4,43 +4,52 @@ struct FeedReader {
     let layout: GroupLayout
     let maxEnvelopeBytes: Int
 
-    /// Candidates in order: `current`, each `previous`, then every non-`.tmp` folder, name descending.
-    func candidates() -> (ids: [String], pointerProblem: String?) {
-        var ids: [String] = []
-        var problem: String?
-        switch readPointer() {
-        case .absent: break
-        case .unusable(let reason): problem = reason
-        case .present(let pointer): ids = [pointer.current] + pointer.previous
-        }
-        let listed = (try? fileSystem.listDirectory(layout.generations)) ?? []
-        let folders = listed
-            .filter { $0.isDirectory && !$0.name.hasSuffix(GenerationID.temporarySuffix) }
-            .map(\.name)
-            .sorted { $1.utf8.lexicographicallyPrecedes($0.utf8) }
-        var seen = Set<String>()
-        return ((ids + folders).filter { seen.insert($0).inserted }, problem)
-    }
-
-    /// The ids `current.json` names (current, then previous); empty when there is no usable pointer.
-    func pointedIDs() -> [String] {
-        if case .present(let pointer) = readPointer() { return [pointer.current] + pointer.previous }
-        return []
+    /// What one pass over the group saw: the read itself and the ids the pointer named.
+    struct Inspection {
+        var read: FeedRead
+        /// The pointer's ids (current, then previous), in order.
+        var pointed: [String]
     }
 
     /// Applies the reader rules; `schemaVersion` nil accepts any schema (newest readable generation).
     func read(schemaVersion: Int?) -> FeedRead {
-        let (ids, pointerProblem) = candidates()
-        var skipped: [SkippedCandidate] = []
-        for id in ids {
-            switch load(id, schemaVersion: schemaVersion) {
-            case .success(let generation):
-                return FeedRead(served: generation, skipped: skipped, pointerProblem: pointerProblem)
-            case .failure(let reason):
-                skipped.append(SkippedCandidate(id: id, reason: reason))
-            }
+        inspect(schemaVersion: schemaVersion).read
+    }
+
+    /// Tries candidates in order: `current`, each `previous`, then every non-`.tmp` folder, name
+    /// descending, duplicates removed. The folder is listed only when the pointer's candidates
+    /// are exhausted, so the usual read costs no directory scan however many generations linger.
+    func inspect(schemaVersion: Int?) -> Inspection {
+        var pointed: [String] = []
+        var pointerProblem: String?
+        switch readPointer() {
+        case .absent: break
+        case .unusable(let reason): pointerProblem = reason
+        case .present(let pointer): pointed = [pointer.current] + pointer.previous
         }
-        return FeedRead(served: nil, skipped: skipped, pointerProblem: pointerProblem)
+        var seen = Set<String>()
+        var skipped: [SkippedCandidate] = []
+        func attempt(_ ids: [String]) -> Generation? {
+            for id in ids where seen.insert(id).inserted {
+                switch load(id, schemaVersion: schemaVersion) {
+                case .success(let generation): return generation
+                case .failure(let reason): skipped.append(SkippedCandidate(id: id, reason: reason))
+                }
+            }
+            return nil
+        }
+        let served = attempt(pointed) ?? attempt(listedGenerations())
+        return Inspection(read: FeedRead(served: served, skipped: skipped, pointerProblem: pointerProblem), pointed: pointed)
+    }
+
+    /// Every non-`.tmp` generation folder, name descending (String order equals byte order for
+    /// ASCII, and only ASCII names are safe ids: others are skipped wherever they sort).
+    func listedGenerations() -> [String] {
+        let listed = (try? fileSystem.listDirectory(layout.generations)) ?? []
+        return listed
+            .filter { $0.isDirectory && !$0.name.hasSuffix(GenerationID.temporarySuffix) }
+            .map(\.name)
+            .sorted(by: >)
     }
 
     /// Loads one candidate, or says why it must be skipped.

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Publish latency of a ~4 KB JSON feed through PUT /feeds/{group}, next to the cost of the
+bare flush-and-rename sequence the store must perform (same disk, same folder depth):
+
+  mkdir gen.tmp; write+fsync feed.json; fsync gen.tmp; rename gen.tmp -> gen; fsync generations/;
+  write+fsync current.json.tmp; rename -> current.json; fsync group/
+
+Runs alternate in batches so that disk noise hits both sides alike. Prints Markdown.
+Usage: publish-latency.py BINARY WORKDIR [ROUNDS] [PER_ROUND]
+"""
+import http.client, json, os, statistics, subprocess, sys, time, re
+
+binary, work = sys.argv[1], sys.argv[2]
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+per_round = int(sys.argv[4]) if len(sys.argv) > 4 else 100
+os.makedirs(work, exist_ok=True)
+
+server = subprocess.Popen([binary, "--port", "0", "--root", os.path.join(work, "data"), "--access-log", os.environ.get("ACCESS_LOG", "off")],
+                          stderr=subprocess.PIPE, text=True)
+line = server.stderr.readline()
+if os.environ.get("ACCESS_LOG") == "on":
+    import threading
+    log = open(os.path.join(work, "access.log"), "w")
+    threading.Thread(target=lambda: [log.write(l) or log.flush() for l in server.stderr], daemon=True).start()
+port = int(re.search(r":(\d+) ", line).group(1))
+
+def payload(i):
+    quotes = [{"id": f"q{k}", "text": f"Quote {k} of round {i}: the quick brown fox jumps over the lazy dog"} for k in range(40)]
+    return json.dumps({"seq": i, "quotes": quotes}).encode()
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+def fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+def write_durably(path, data):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+bare_group = os.path.join(work, "bare", "g")
+os.makedirs(os.path.join(bare_group, "generations"), exist_ok=True)
+
+def bare_once(i, body):
+    generations = os.path.join(bare_group, "generations")
+    tmp = os.path.join(generations, f"{i}.tmp")
+    os.mkdir(tmp)
+    write_durably(os.path.join(tmp, "feed.json"), body)
+    fsync_dir(tmp)
+    os.rename(tmp, os.path.join(generations, str(i)))
+    fsync_dir(generations)
+    pointer_tmp = os.path.join(bare_group, "current.json.tmp")
+    write_durably(pointer_tmp, json.dumps({"current": str(i), "previous": []}).encode())
+    os.rename(pointer_tmp, os.path.join(bare_group, "current.json"))
+    fsync_dir(bare_group)
+
+connection = http.client.HTTPConnection("127.0.0.1", port)
+publish, bare, roundtrip = [], [], []
+sequence = 0
+try:
+    for _ in range(rounds):
+        for _ in range(per_round):
+            sequence += 1
+            body = payload(sequence)
+            start = time.perf_counter()
+            connection.request("PUT", "/feeds/bench", body=body, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            response.read()
+            publish.append(time.perf_counter() - start)
+            assert response.status == 201, response.status
+        for _ in range(per_round):
+            start = time.perf_counter()
+            connection.request("GET", "/healthz")
+            connection.getresponse().read()
+            roundtrip.append(time.perf_counter() - start)
+        for _ in range(per_round):
+            sequence += 1
+            body = payload(sequence)
+            start = time.perf_counter()
+            bare_once(sequence, body)
+            bare.append(time.perf_counter() - start)
+finally:
+    server.terminate()
+    server.wait()
+
+size = len(payload(1))
+ms = lambda s: f"{s * 1000:.2f}"
+print("| what | n | p50 ms | p99 ms | mean ms |")
+print("|---|---|---|---|---|")
+print(f"| PUT /feeds/bench (HTTP, keep-alive) | {len(publish)} | {ms(percentile(publish, 50))} | {ms(percentile(publish, 99))} | {ms(statistics.mean(publish))} |")
+print(f"| bare flush-and-rename sequence | {len(bare)} | {ms(percentile(bare, 50))} | {ms(percentile(bare, 99))} | {ms(statistics.mean(bare))} |")
+print(f"| HTTP round trip alone (GET /healthz) | {len(roundtrip)} | {ms(percentile(roundtrip, 50))} | {ms(percentile(roundtrip, 99))} | {ms(statistics.mean(roundtrip))} |")
+print()
+print(f"p50 ratio: {percentile(publish, 50) / percentile(bare, 50):.2f}; payload {size} bytes; workdir {work}")
