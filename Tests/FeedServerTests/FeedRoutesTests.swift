@@ -65,6 +65,8 @@ import Testing
             #expect(try client.get("/feeds/g").json["generationId"] as? String == secondID)
 
             try Data("{\"schemaVersion\":1,\"gener".utf8).write(to: URL(fileURLWithPath: "\(server.options.root)/g/generations/\(secondID)/feed.json"))
+            // Corruption in place (no pointer change) is noticed within the store's probe interval.
+            usleep(useconds_t(FeedStore.occasionalProbeIntervalMs * 1000 + 20_000))
             let fallback = try client.get("/feeds/g")
             #expect(fallback.status == 200)
             #expect(fallback.json["generationId"] as? String == first.json["generationId"] as? String)

@@ -178,16 +178,21 @@ import Testing
         #expect(!leftovers.contains { $0.hasSuffix(".tmp") })
     }
 
-    @Test func snapshotTokenNoticesPublishesAndCorruption() throws {
+    @Test func snapshotTokenNoticesPublishesAtOnceAndCorruptionWithinTheProbeInterval() throws {
         let temporary = TemporaryDirectory()
-        let store = FeedStore(root: temporary.path)
+        let clock = FixedClock(epochMs: 1_764_450_000_000)
+        let store = FeedStore(root: temporary.path, clock: clock)
         let first = try store.publish(group: "g", payloadJSON: bytes("[1]"))
         let snapshot = store.snapshot(group: "g")
         #expect(store.isCurrent(snapshot.token))
-        // Another writer (or a corrupting hand) rewrites feed.json in place.
+        // Someone rewrites the served feed.json in place, with no pointer change.
         let path = "\(temporary.path)/g/generations/\(first.generationId)/feed.json"
         try Data("{}".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(store.isCurrent(snapshot.token), "only the pointer is stat'ed within the interval")
+        clock.advance(byMs: FeedStore.occasionalProbeIntervalMs)
         #expect(!store.isCurrent(snapshot.token))
+        // A publish replaces the pointer: noticed on the very next check.
+        clock.advance(byMs: 1000)
         let again = store.snapshot(group: "g")
         _ = try store.publish(group: "g", payloadJSON: bytes("[2]"))
         #expect(!store.isCurrent(again.token))

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -86,23 +87,35 @@ public final class FeedStore: Sendable {
         return TypedFeed(generation: generation, payload: payload)
     }
 
-    /// A read plus the token that tells, by a couple of `lstat` calls, whether it is still what a reader would get.
+    /// A read plus the token that tells, by one `lstat` of `current.json`, whether it is still
+    /// what a reader would get.
     public func snapshot(group: String, schemaVersion: Int? = nil) -> FeedSnapshot {
         guard SafeName.isSafe(group) else {
-            return FeedSnapshot(read: FeedRead(served: nil, skipped: [], pointerProblem: nil), token: ChangeToken(probes: []))
+            return FeedSnapshot(read: FeedRead(served: nil, skipped: [], pointerProblem: nil),
+                                token: ChangeToken(probes: [], occasionalProbes: [], lastOccasionalCheck: clock.nowEpochMs()))
         }
         let layout = GroupLayout(root: root, group: group)
-        let pointerProbe = probe(layout.pointer)
+        var probes = [probe(layout.pointer)]
         // With no pointer, readers list generations/: a new folder there changes its status.
-        let listingProbe = pointerProbe.status == nil ? [probe(layout.generations)] : []
+        if probes[0].status == nil { probes.append(probe(layout.generations)) }
         let read = reader(for: group).read(schemaVersion: schemaVersion)
-        let servedProbe = read.served.map { [probe(layout.envelope($0.id))] } ?? []
-        return FeedSnapshot(read: read, token: ChangeToken(probes: [pointerProbe] + listingProbe + servedProbe))
+        let occasional = read.served.map { [probe(layout.envelope($0.id))] } ?? []
+        return FeedSnapshot(read: read, token: ChangeToken(probes: probes, occasionalProbes: occasional, lastOccasionalCheck: clock.nowEpochMs()))
     }
 
+    /// How often `isCurrent` also re-checks the served generation's own `feed.json`.
+    public static let occasionalProbeIntervalMs: Int64 = 100
+
     /// Whether nothing a snapshot depended on has changed on disk since it was taken.
+    ///
+    /// Every call stats the pointer (every publish, ours or another process's, replaces it);
+    /// at most every `occasionalProbeIntervalMs` it also stats the served `feed.json`, so a
+    /// generation corrupted or deleted in place, with no pointer change, is noticed within that time.
     public func isCurrent(_ token: ChangeToken) -> Bool {
-        token.probes.allSatisfy { fileSystem.status($0.path) == $0.status }
+        guard token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) else { return false }
+        let now = clock.nowEpochMs()
+        guard token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs) else { return true }
+        return token.occasionalProbes.allSatisfy { fileSystem.status($0.path) == $0.status }
     }
 
     private func probe(_ path: String) -> ChangeToken.Probe {
@@ -144,12 +157,34 @@ public struct FeedSnapshot: Sendable {
 }
 
 /// The file statuses a read depended on (opaque to callers).
-public struct ChangeToken: Equatable, Sendable {
+public struct ChangeToken: Sendable {
     struct Probe: Equatable, Sendable {
         var path: String
         var status: FileStatus?
     }
+    /// Checked on every revalidation.
     var probes: [Probe]
+    /// Checked at most every `FeedStore.occasionalProbeIntervalMs`.
+    var occasionalProbes: [Probe]
+    private let lastOccasional: LastCheck
+
+    init(probes: [Probe], occasionalProbes: [Probe], lastOccasionalCheck: Int64) {
+        self.probes = probes
+        self.occasionalProbes = occasionalProbes
+        lastOccasional = LastCheck(lastOccasionalCheck)
+    }
+
+    /// Claims the occasional check when it is due (one caller wins per interval).
+    func occasionalCheckDue(now: Int64, interval: Int64) -> Bool {
+        let last = lastOccasional.value.load(ordering: .relaxed)
+        guard now - last >= interval else { return false }
+        return lastOccasional.value.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+    }
+
+    private final class LastCheck: Sendable {
+        let value: Atomic<Int64>
+        init(_ value: Int64) { self.value = Atomic(value) }
+    }
 }
 
 /// An asset file that passed every path-safety check.
