@@ -131,6 +131,8 @@ import Testing
             #expect(tooLarge.status == 413)
             #expect((tooLarge.json["detail"] as? String)?.contains("1024") == true)
 
+            #expect(try client.get("/healthz", headers: [("X-Big", String(repeating: "a", count: 20_000))]).status == 431)
+
             let unknown = try client.get("/nope")
             #expect(unknown.status == 404)
             #expect(unknown.header("Content-Type") == "application/problem+json")

@@ -12,6 +12,7 @@ struct FeedPublisher {
     let layout: GroupLayout
     let configuration: FeedStoreConfiguration
     let clock: any FeedClock
+    let schedule: RetentionSchedule
 
     private var reader: FeedReader {
         FeedReader(fileSystem: fileSystem, layout: layout, maxEnvelopeBytes: configuration.maxEnvelopeBytes)
@@ -52,13 +53,14 @@ struct FeedPublisher {
         if let served = before.read.served, served.fingerprint == draft.fingerprint {
             return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
         }
-        let listing = try fileSystem.listDirectory(layout.generations)
-        let id = GenerationID.make(epochMs: nextEpochMs(after: listing), fingerprint: draft.fingerprint)
+        let sweeping = schedule.claimSweep(of: layout.directory, now: clock.nowEpochMs(), interval: configuration.sweepIntervalMs)
+        let listing = sweeping ? try fileSystem.listDirectory(layout.generations) : nil
+        let id = newID(for: draft.fingerprint, known: before.pointed + (listing?.map(\.name) ?? []))
         let envelope = Envelope(
             schemaVersion: draft.schemaVersion, generatedAtEpochMs: GenerationID.epochMs(of: id)!,
             fingerprint: draft.fingerprint, compactPayload: draft.compactPayload, assets: draft.assetLines)
         try writeGeneration(id, envelope: envelope, assets: draft.assets)
-        let pointer = Pointer(current: id, previous: keptPrevious(before, listing: listing))
+        let pointer = Pointer(current: id, previous: keptPrevious(before))
         do {
             try writePointer(pointer)
         } catch {
@@ -82,12 +84,17 @@ struct FeedPublisher {
         try fileSystem.syncDirectory(slash == trimmed.startIndex ? "/" : String(trimmed[..<slash]))
     }
 
-    /// Milliseconds for the new id: now, but always after every existing generation (`.tmp`
-    /// ones included) so that "name descending" stays "newest first" even if the clock steps back.
-    private func nextEpochMs(after listing: [DirectoryEntry]) -> Int64 {
-        let now = clock.nowEpochMs()
-        guard let newest = listing.compactMap({ GenerationID.epochMs(of: $0.name) }).max() else { return now }
-        return max(now, newest + 1)
+    /// The new id: the clock's milliseconds, but after every generation we know of (the pointer's,
+    /// and the whole folder when it was scanned, `.tmp` ones included) so that "name descending"
+    /// stays "newest first" even if the clock steps back; bumped past any folder already there.
+    private func newID(for fingerprint: String, known names: [String]) -> String {
+        var epochMs = clock.nowEpochMs()
+        if let newest = names.compactMap(GenerationID.epochMs(of:)).max() { epochMs = max(epochMs, newest + 1) }
+        while true {
+            let id = GenerationID.make(epochMs: epochMs, fingerprint: fingerprint)
+            if fileSystem.status(layout.generation(id)) == nil, fileSystem.status(layout.temporaryGeneration(id)) == nil { return id }
+            epochMs += 1
+        }
     }
 
     private func writeGeneration(_ id: String, envelope: Envelope, assets: [AssetInput]) throws {
@@ -127,8 +134,9 @@ struct FeedPublisher {
     }
 
     /// The readable generations (any schema) the old order offered, newest first, up to
-    /// `keepPrevious`: the one served before this publish, then further readable candidates.
-    private func keptPrevious(_ before: FeedReader.Inspection, listing: [DirectoryEntry]) -> [String] {
+    /// `keepPrevious`: the one served before this publish, then further readable candidates
+    /// (the folder is scanned only when the pointer's own candidates do not suffice).
+    private func keptPrevious(_ before: FeedReader.Inspection) -> [String] {
         guard configuration.keepPrevious > 0, let served = before.read.served else { return [] }
         var kept = [served.id]
         var seen = Set(before.read.skipped.map(\.id) + [served.id])
@@ -138,22 +146,22 @@ struct FeedPublisher {
             }
         }
         consider(before.pointed)
-        if kept.count < configuration.keepPrevious {
-            consider(listing.filter { $0.isDirectory && !$0.name.hasSuffix(GenerationID.temporarySuffix) }.map(\.name).sorted(by: >))
-        }
+        if kept.count < configuration.keepPrevious { consider(reader.listedGenerations()) }
         return kept
     }
 
-    /// Marks generations that just left the pointer as retired now, then removes stray `.tmp`
-    /// folders and unreferenced generations retired longer than the grace period ago.
-    /// Failures here do not fail the publish (it is already durable); they are retried next time.
-    private func applyRetention(pointer: Pointer, retiring previousIDs: [String], listing: [DirectoryEntry]) {
+    /// Marks generations that just left the pointer as retired now; when a sweep is due (a
+    /// `listing` was taken), removes stray `.tmp` folders and unreferenced generations retired
+    /// longer than the grace period ago. Failures here do not fail the publish (it is already
+    /// durable); they are retried by the next sweep.
+    private func applyRetention(pointer: Pointer, retiring previousIDs: [String], listing: [DirectoryEntry]?) {
         let referenced: Set<String> = Set([pointer.current] + pointer.previous)
         for id in previousIDs where !referenced.contains(id) && SafeName.isSafe(id) {
             if fileSystem.status(layout.generation(id))?.kind == .directory {
                 try? fileSystem.touch(layout.generation(id))
             }
         }
+        guard let listing else { return }
         let now = clock.nowEpochMs()
         for entry in listing where entry.isDirectory {
             let path = layout.generations + "/" + entry.name

@@ -17,6 +17,7 @@ public final class FeedStore: Sendable {
     private let fileSystem: any FileSystem
     private let clock: any FeedClock
     private let notifier: any PublishNotifier
+    private let retention = RetentionSchedule()
 
     /// Creates a store over `root`; nothing is written until the first publish.
     public init(root: String, configuration: FeedStoreConfiguration = FeedStoreConfiguration(),
@@ -42,7 +43,8 @@ public final class FeedStore: Sendable {
         let draft = FeedPublisher.Draft(
             schemaVersion: schemaVersion, compactPayload: compact, assets: assets, assetLines: lines,
             fingerprint: Fingerprint.compute(schemaVersion: schemaVersion, compactPayload: compact, assets: lines))
-        let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration, clock: clock)
+        let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
+                                      clock: clock, schedule: retention)
         let result = try publisher.publish(draft)
         if case .published(let id, let fingerprint, _) = result {
             notifier.feedPublished(PublishEvent(group: group, generationId: id, fingerprint: fingerprint, directory: layout.generation(id)))

@@ -9,9 +9,14 @@ public struct FeedStoreConfiguration: Sendable {
     public var maxEnvelopeBytes: Int
     /// Bounds for payload JSON.
     public var jsonLimits: JSONLimits
+    /// Retention scans `generations/` at most this often per group (a process's first publish
+    /// to a group always scans, so what a crash left is cleaned up at once).
+    public var sweepIntervalMs: Int64
 
     /// Creates a configuration; the defaults match WidgetBridge (keep 1) plus a 60 s grace period.
-    public init(keepPrevious: Int = 1, gracePeriodMs: Int64 = 60_000, maxEnvelopeBytes: Int = 64 << 20, jsonLimits: JSONLimits = JSONLimits()) {
+    public init(keepPrevious: Int = 1, gracePeriodMs: Int64 = 60_000, maxEnvelopeBytes: Int = 64 << 20,
+                jsonLimits: JSONLimits = JSONLimits(), sweepIntervalMs: Int64 = 1_000) {
+        self.sweepIntervalMs = max(0, sweepIntervalMs)
         self.keepPrevious = max(0, keepPrevious)
         self.gracePeriodMs = max(0, gracePeriodMs)
         self.maxEnvelopeBytes = maxEnvelopeBytes
