@@ -30,6 +30,26 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // libvips as found by pkg-config; headers only.
+        .systemLibrary(
+            name: "CVipsSystem",
+            path: "Sources/CVips/System",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // Thin C shim over libvips: wrappers for its variadic calls, loader block list. No policy.
+        .target(
+            name: "CVips",
+            dependencies: ["CVipsSystem"],
+            path: "Sources/CVips",
+            exclude: ["System"],
+            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]
+        ),
+        // Image decoding, downsampling and encoding for the asset budget (the only libvips user).
+        .target(
+            name: "FeedImaging",
+            dependencies: ["FeedStore", "CVips"]
+        ),
         .target(
             name: "FeedStore",
             dependencies: [.target(name: "CLibCrypto", condition: .when(platforms: [.linux]))]
@@ -40,7 +60,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "FeedServer",
-            dependencies: ["FeedStore", "CMicroHTTPD"]
+            dependencies: ["FeedStore", "FeedImaging", "CMicroHTTPD"]
         ),
         .testTarget(
             name: "FeedStoreTests",
@@ -48,8 +68,12 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
+            name: "FeedImagingTests",
+            dependencies: ["FeedImaging", "FeedStore"]
+        ),
+        .testTarget(
             name: "FeedServerTests",
-            dependencies: ["FeedServer", "FeedStore", "FeedStoreTesting"]
+            dependencies: ["FeedServer", "FeedStore", "FeedStoreTesting", "FeedImaging", "CVips"]
         ),
     ],
     swiftLanguageModes: [.v6]

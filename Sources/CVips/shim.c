@@ -1,0 +1,203 @@
+#include "CVips.h"
+#include <vips/vips.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_status = -1;
+
+static void init_vips(void) {
+    if (VIPS_INIT("feed-server") != 0) {
+        init_status = -1;
+        return;
+    }
+    // Requests are independent: an operation cache only holds memory between them.
+    vips_cache_set_max(0);
+    // Decode only what a widget asset can be. Everything else (TIFF, SVG, PDF, HEIF, the
+    // ImageMagick bridge, ...) is refused before any of its code sees a byte.
+    vips_block_untrusted_set(TRUE);
+    vips_operation_block_set("VipsForeignLoad", TRUE);
+    vips_operation_block_set("VipsForeignLoadJpeg", FALSE);
+    vips_operation_block_set("VipsForeignLoadPng", FALSE);
+    init_status = 0;
+}
+
+int CVips_init(void) {
+    pthread_once(&init_once, init_vips);
+    return init_status;
+}
+
+char *CVips_take_error(void) {
+    const char *text = vips_error_buffer();
+    char *copy = strdup(text ? text : "");
+    vips_error_clear();
+    // libvips ends messages with a newline; callers embed them in sentences.
+    size_t length = strlen(copy);
+    while (length > 0 && (copy[length - 1] == '\n' || copy[length - 1] == ' ')) copy[--length] = 0;
+    return copy;
+}
+
+void CVips_free_string(char *text) { free(text); }
+
+int CVips_read_header(const void *buffer, size_t length, CVips_Header *header) {
+    const char *loader = vips_foreign_find_load_buffer(buffer, length);
+    if (!loader) return -1;
+    VipsImage *image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (!image) return -1;
+    header->width = vips_image_get_width(image);
+    header->height = vips_image_get_height(image);
+    header->bands = vips_image_get_bands(image);
+    header->orientation = vips_image_get_orientation(image);
+    header->has_exif = vips_image_get_typeof(image, VIPS_META_EXIF_NAME) != 0;
+    header->is_cmyk = vips_image_guess_interpretation(image) == VIPS_INTERPRETATION_CMYK;
+    header->loader = loader;
+    g_object_unref(image);
+    return 0;
+}
+
+// Replaces *image with result (dropping the old reference); returns 0 when result is non-NULL.
+static int replace(VipsImage **image, VipsImage *result, int status) {
+    if (status != 0 || !result) return -1;
+    g_object_unref(*image);
+    *image = result;
+    return 0;
+}
+
+CVips_Image *CVips_thumbnail(const void *buffer, size_t length, int max_dimension) {
+    VipsImage *image = NULL;
+    // Same box for width and height: the long side ends at max_dimension, aspect kept.
+    // The EXIF orientation is applied (libvips' default), shrink-on-load is automatic.
+    // fail_on=truncated: a cut-off upload is an error, not an image padded with grey.
+    if (vips_thumbnail_buffer((void *)buffer, length, &image, max_dimension,
+                              "height", max_dimension, "size", VIPS_SIZE_DOWN,
+                              "option_string", "fail_on=truncated", NULL) != 0) {
+        return NULL;
+    }
+    VipsImage *next = NULL;
+    if (image->Type != VIPS_INTERPRETATION_sRGB) {
+        if (replace(&image, next, vips_colourspace(image, &next, VIPS_INTERPRETATION_sRGB, NULL)) != 0) goto fail;
+    }
+    if (image->BandFmt != VIPS_FORMAT_UCHAR) {
+        next = NULL;
+        if (replace(&image, next, vips_cast_uchar(image, &next, NULL)) != 0) goto fail;
+    }
+    // A thumbnail is a lazy pipeline that can be evaluated once; a memory copy can be saved
+    // as often as the budget needs (several qualities).
+    VipsImage *memory = vips_image_copy_memory(image);
+    g_object_unref(image);
+    return (CVips_Image *)memory;
+fail:
+    g_object_unref(image);
+    return NULL;
+}
+
+int CVips_image_width(const CVips_Image *image) { return vips_image_get_width((VipsImage *)image); }
+int CVips_image_height(const CVips_Image *image) { return vips_image_get_height((VipsImage *)image); }
+int CVips_image_bands(const CVips_Image *image) { return vips_image_get_bands((VipsImage *)image); }
+int CVips_image_has_alpha(const CVips_Image *image) { return vips_image_hasalpha((VipsImage *)image); }
+
+int CVips_save_jpeg(CVips_Image *source, int quality, int progressive, int strip, void **out, size_t *length) {
+    VipsImage *image = (VipsImage *)source;
+    g_object_ref(image);
+    if (vips_image_hasalpha(image) && image->Type != VIPS_INTERPRETATION_CMYK) {
+        // JPEG has no alpha: composite over white, as a widget background would show it.
+        VipsArrayDouble *white = vips_array_double_newv(3, 255.0, 255.0, 255.0);
+        VipsImage *flat = NULL;
+        int status = vips_flatten(image, &flat, "background", white, NULL);
+        vips_area_unref(VIPS_AREA(white));
+        if (replace(&image, flat, status) != 0) {
+            g_object_unref(image);
+            return -1;
+        }
+    }
+    int status = vips_jpegsave_buffer(image, out, length, "Q", quality, "strip", strip ? TRUE : FALSE,
+                                      "optimize_coding", TRUE, "interlace", progressive ? TRUE : FALSE, NULL);
+    g_object_unref(image);
+    return status;
+}
+
+int CVips_save_png(CVips_Image *image, void **out, size_t *length) {
+    return vips_pngsave_buffer((VipsImage *)image, out, length, "strip", TRUE, "compression", 6, NULL);
+}
+
+void CVips_free_buffer(void *buffer) { g_free(buffer); }
+
+void CVips_image_free(CVips_Image *image) {
+    if (image) g_object_unref((VipsImage *)image);
+}
+
+int CVips_pixel(CVips_Image *image, int x, int y, double values[4]) {
+    double *vector = NULL;
+    int count = 0;
+    if (vips_getpoint((VipsImage *)image, &vector, &count, x, y, NULL) != 0) return -1;
+    for (int i = 0; i < count && i < 4; i++) values[i] = vector[i];
+    g_free(vector);
+    return count;
+}
+
+// Builds a band from x and y: scale_x * x + scale_y * y + offset, as float.
+static VipsImage *gradient_band(VipsImage *x, VipsImage *y, double scale_x, double scale_y, double offset) {
+    VipsImage *a = NULL, *b = NULL, *sum = NULL;
+    if (vips_linear1(x, &a, scale_x, offset, NULL) != 0) return NULL;
+    if (vips_linear1(y, &b, scale_y, 0.0, NULL) != 0) { g_object_unref(a); return NULL; }
+    int status = vips_add(a, b, &sum, NULL);
+    g_object_unref(a);
+    g_object_unref(b);
+    return status == 0 ? sum : NULL;
+}
+
+CVips_Image *CVips_make_test_image(int width, int height, int kind) {
+    VipsImage *xyz = NULL, *x = NULL, *y = NULL, *noise = NULL;
+    if (vips_xyz(&xyz, width, height, NULL) != 0) return NULL;
+    vips_extract_band(xyz, &x, 0, NULL);
+    vips_extract_band(xyz, &y, 1, "n", 1, NULL);
+    vips_gaussnoise(&noise, width, height, "sigma", 12.0, "mean", 0.0, NULL);
+    int bands = kind == 2 ? 4 : 3;
+    VipsImage *channels[5] = {0};
+    for (int band = 0; band < bands; band++) {
+        double sx = (band % 2 == 0 ? 200.0 : 60.0) / width;
+        double sy = (band % 2 == 0 ? 40.0 : 180.0) / height;
+        VipsImage *base = gradient_band(x, y, sx, sy, 10.0 * band);
+        VipsImage *noisy = NULL;
+        vips_add(base, noise, &noisy, NULL);
+        g_object_unref(base);
+        channels[band] = noisy;
+    }
+    if (kind == 1) {
+        VipsImage *mask = NULL;
+        vips_relational_const1(x, &mask, VIPS_OPERATION_RELATIONAL_LESS, width / 2.0, NULL);
+        channels[bands++] = mask;
+    }
+    VipsImage *joined = NULL, *uchar = NULL;
+    vips_bandjoin(channels, &joined, bands, NULL);
+    for (int band = 0; band < bands; band++) g_object_unref(channels[band]);
+    vips_cast_uchar(joined, &uchar, NULL);
+    g_object_unref(joined);
+    g_object_unref(xyz);
+    g_object_unref(x);
+    g_object_unref(y);
+    g_object_unref(noise);
+    if (!uchar) return NULL;
+    VipsImage *tagged = NULL;
+    VipsInterpretation interpretation = kind == 2 ? VIPS_INTERPRETATION_CMYK : VIPS_INTERPRETATION_sRGB;
+    vips_copy(uchar, &tagged, "interpretation", interpretation, NULL);
+    g_object_unref(uchar);
+    VipsImage *memory = vips_image_copy_memory(tagged);
+    g_object_unref(tagged);
+    if (!memory) return NULL;
+    // A solid marker in the top-left corner tells which way the image was turned.
+    int side = (width < height ? width : height) / 4;
+    double red_rgb[4] = {255.0, 0.0, 0.0, 255.0};
+    double red_cmyk[4] = {0.0, 255.0, 255.0, 0.0};
+    vips_draw_rect(memory, kind == 2 ? red_cmyk : red_rgb, bands, 0, 0, side, side, "fill", TRUE, NULL);
+    return (CVips_Image *)memory;
+}
+
+CVips_Image *CVips_decode(const void *buffer, size_t length) {
+    VipsImage *image = vips_image_new_from_buffer(buffer, length, "", NULL);
+    if (!image) return NULL;
+    VipsImage *memory = vips_image_copy_memory(image);
+    g_object_unref(image);
+    return (CVips_Image *)memory;
+}

@@ -1,0 +1,130 @@
+import CVips
+import FeedStore
+import Synchronization
+
+/// The asset budget's encoder, on libvips: JPEG and PNG in, sRGB JPEG or PNG out, oriented,
+/// metadata stripped, deterministic (same source and settings, same bytes).
+public final class VipsImageEncoder: ImageEncoding {
+    /// Sources with more pixels than this are refused from their header, before any decoding.
+    public let maxPixels: Int
+    private let cache: EncodeCache
+
+    /// Starts libvips (once per process) and creates an encoder with an encode cache of `cacheBytes`.
+    public init(maxPixels: Int = 40_000_000, cacheBytes: Int = 64 << 20) throws(AssetEncodingError) {
+        try Vips.start()
+        self.maxPixels = maxPixels
+        cache = EncodeCache(capacityBytes: cacheBytes)
+    }
+
+    public func renderer(for source: [UInt8], format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering {
+        guard let header = Vips.header(of: source) else {
+            throw AssetEncodingError("cannot be decoded: not a JPEG or PNG image, or its header is damaged")
+        }
+        guard Self.allowedLoaders.contains(where: header.loader.hasPrefix) else {
+            throw AssetEncodingError("unsupported image type (\(header.loader)); only JPEG and PNG are accepted")
+        }
+        let pixels = header.width * header.height
+        guard pixels <= maxPixels else {
+            throw AssetEncodingError("\(header.width) × \(header.height) = \(pixels) pixels exceeds the limit of \(maxPixels) (--max-image-pixels)")
+        }
+        return VipsRenderer(source: source, format: format, sourceHash: SHA256Hash.hex(source), cache: cache)
+    }
+
+    /// libvips loader class names (or nicknames) accepted: JPEG and PNG only.
+    static let allowedLoaders = ["VipsForeignLoadJpeg", "VipsForeignLoadPng", "jpegload", "pngload"]
+
+    public func dimensions(of source: [UInt8]) -> (width: Int, height: Int)? {
+        Vips.header(of: source).map { ($0.width, $0.height) }
+    }
+
+    /// How many encodes were answered from the cache (for tests and metrics).
+    public var cacheHits: Int { cache.hits }
+    /// How many encodes libvips actually performed.
+    public var encodes: Int { cache.misses }
+}
+
+/// Renders one source at the sizes and qualities the budget asks for, decoding it once per size.
+final class VipsRenderer: ImageRendering {
+    private let source: [UInt8]
+    private let format: ImageFormat
+    private let sourceHash: String
+    private let cache: EncodeCache
+    private var thumbnails: [Int: VipsImage] = [:]
+
+    init(source: [UInt8], format: ImageFormat, sourceHash: String, cache: EncodeCache) {
+        self.source = source
+        self.format = format
+        self.sourceHash = sourceHash
+        self.cache = cache
+    }
+
+    func render(maxDimension: Int, quality: Int) throws(AssetEncodingError) -> EncodedImage {
+        let key = EncodeCache.Key(sourceHash: sourceHash, format: format, maxDimension: maxDimension, quality: format == .jpeg ? quality : 0)
+        if let cached = cache.lookup(key) { return cached }
+        let thumbnail = try self.thumbnail(maxDimension)
+        let bytes = format == .jpeg ? try thumbnail.jpeg(quality: quality) : try thumbnail.png()
+        let image = EncodedImage(bytes: bytes, width: thumbnail.width, height: thumbnail.height)
+        cache.store(key, image)
+        return image
+    }
+
+    private func thumbnail(_ maxDimension: Int) throws(AssetEncodingError) -> VipsImage {
+        if let existing = thumbnails[maxDimension] { return existing }
+        let handle = source.withUnsafeBytes { CVips_thumbnail($0.baseAddress, $0.count, Int32(maxDimension)) }
+        let image = try VipsImage(taking: handle, action: "decoding")
+        thumbnails[maxDimension] = image
+        return image
+    }
+}
+
+/// Recent encodes keyed by source hash and settings, bounded by bytes (oldest evicted first),
+/// so re-publishing the same photos costs hashing, not decoding.
+final class EncodeCache: Sendable {
+    struct Key: Hashable, Sendable {
+        var sourceHash: String
+        var format: ImageFormat
+        var maxDimension: Int
+        var quality: Int
+    }
+
+    private struct State {
+        var entries: [Key: EncodedImage] = [:]
+        var order: [Key] = []
+        var bytes = 0
+        var hits = 0
+        var misses = 0
+    }
+
+    private let state = Mutex(State())
+    private let capacityBytes: Int
+
+    init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
+
+    var hits: Int { state.withLock { $0.hits } }
+    var misses: Int { state.withLock { $0.misses } }
+
+    func lookup(_ key: Key) -> EncodedImage? {
+        state.withLock { state in
+            guard let image = state.entries[key] else {
+                state.misses += 1
+                return nil
+            }
+            state.hits += 1
+            return image
+        }
+    }
+
+    func store(_ key: Key, _ image: EncodedImage) {
+        guard image.bytes.count <= capacityBytes else { return }
+        state.withLock { state in
+            guard state.entries[key] == nil else { return }
+            state.entries[key] = image
+            state.order.append(key)
+            state.bytes += image.bytes.count
+            while state.bytes > capacityBytes, !state.order.isEmpty {
+                let oldest = state.order.removeFirst()
+                state.bytes -= state.entries.removeValue(forKey: oldest)?.bytes.count ?? 0
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+/// WidgetBridge's `AssetBudget`: which sizes and qualities to try, in which order, and when to
+/// skip an image. Pure policy; the pixels are the `ImageEncoding`'s business.
+public struct AssetBudget: Sendable, Equatable {
+    /// Longest side of a stored image, in pixels (default 512).
+    public var maxDimension: Int
+    /// Smallest long side the budget shrinks to before giving up (default 128).
+    public var minDimension: Int
+    /// Largest stored image, in bytes (default 2 MiB).
+    public var maxBytesPerImage: Int
+    /// Largest total of stored images in one generation, in bytes (default 8 MiB).
+    public var maxBytesTotal: Int
+    /// Most decoded memory (width × height × 4, summed) one generation may need; nil = no limit.
+    public var maxDecodedBytes: Int?
+    /// First JPEG quality tried (default 80).
+    public var jpegQuality: Int
+    /// Lowest JPEG quality tried (default 40).
+    public var minJPEGQuality: Int
+    /// How much each step lowers the JPEG quality (default 10).
+    public var qualityStep: Int
+
+    /// Creates a budget; the defaults are WidgetBridge's.
+    public init(maxDimension: Int = 512, minDimension: Int = 128, maxBytesPerImage: Int = 2 << 20,
+                maxBytesTotal: Int = 8 << 20, maxDecodedBytes: Int? = nil, jpegQuality: Int = 80,
+                minJPEGQuality: Int = 40, qualityStep: Int = 10) {
+        self.maxDimension = maxDimension
+        self.minDimension = min(minDimension, maxDimension)
+        self.maxBytesPerImage = maxBytesPerImage
+        self.maxBytesTotal = maxBytesTotal
+        self.maxDecodedBytes = maxDecodedBytes
+        self.jpegQuality = jpegQuality
+        self.minJPEGQuality = min(minJPEGQuality, jpegQuality)
+        self.qualityStep = max(1, qualityStep)
+    }
+
+    /// The long sides tried, largest first: `maxDimension`, then ×3/4 steps down to `minDimension`.
+    public var dimensionSteps: [Int] {
+        var steps = [maxDimension]
+        while let last = steps.last, last > minDimension {
+            steps.append(max(minDimension, last * 3 / 4))
+        }
+        return steps
+    }
+
+    /// The qualities tried for one size: `jpegQuality` down to `minJPEGQuality` (PNG: one pass).
+    public func qualitySteps(for format: ImageFormat) -> [Int] {
+        guard format == .jpeg else { return [jpegQuality] }
+        return Array(stride(from: jpegQuality, through: minJPEGQuality, by: -qualityStep))
+    }
+
+    /// An image the budget kept, with the figures users need.
+    public struct Packed: Equatable, Sendable {
+        /// Asset file name.
+        public var name: String
+        /// The stored image.
+        public var image: EncodedImage
+    }
+
+    /// An image the budget could not use, and why.
+    public struct Skipped: Equatable, Sendable {
+        /// Asset file name.
+        public var name: String
+        /// Why it was left out.
+        public var reason: String
+    }
+
+    /// What `pack` kept and skipped.
+    public struct Result: Equatable, Sendable {
+        /// Kept images, in the order given.
+        public var packed: [Packed]
+        /// Skipped images, in the order given.
+        public var skipped: [Skipped]
+        /// Sum of the kept images' bytes.
+        public var totalBytes: Int { packed.reduce(0) { $0 + $1.image.bytes.count } }
+        /// Sum of the kept images' decoded sizes (what a widget holds in memory to draw them all).
+        public var totalDecodedBytes: Int { packed.reduce(0) { $0 + $1.image.decodedBytes } }
+    }
+
+    /// One image to pack: its asset name and source bytes.
+    public struct Candidate: Sendable {
+        /// Asset file name (decides the output format).
+        public var name: String
+        /// The uploaded bytes.
+        public var source: [UInt8]
+
+        /// Creates a candidate.
+        public init(name: String, source: [UInt8]) {
+            self.name = name
+            self.source = source
+        }
+    }
+
+    /// Packs candidates greedily in the order given: each takes the first size and quality that
+    /// fits both its own limit and what the generation has left; one that never fits, or cannot
+    /// be decoded, is skipped with a reason while the others go on.
+    public func pack(_ candidates: [Candidate], encoder: any ImageEncoding) -> Result {
+        var result = Result(packed: [], skipped: [])
+        for candidate in candidates {
+            switch fit(candidate, encoder: encoder, used: result) {
+            case .success(let image): result.packed.append(Packed(name: candidate.name, image: image))
+            case .failure(let error): result.skipped.append(Skipped(name: candidate.name, reason: error.description))
+            }
+        }
+        return result
+    }
+
+    /// Keeps source bytes unchanged (`?images=raw`), still within the byte budgets; width and
+    /// height come from the header when it is readable.
+    public func packRaw(_ candidates: [Candidate], encoder: any ImageEncoding) -> Result {
+        var result = Result(packed: [], skipped: [])
+        for candidate in candidates {
+            let size = encoder.dimensions(of: candidate.source) ?? (width: 0, height: 0)
+            let image = EncodedImage(bytes: candidate.source, width: size.width, height: size.height)
+            if let problem = overBudget(image, used: result) {
+                result.skipped.append(Skipped(name: candidate.name, reason: problem))
+            } else {
+                result.packed.append(Packed(name: candidate.name, image: image))
+            }
+        }
+        return result
+    }
+
+    private func fit(_ candidate: Candidate, encoder: any ImageEncoding, used: Result) -> Swift.Result<EncodedImage, AssetEncodingError> {
+        guard let format = ImageFormat(fileName: candidate.name) else {
+            return .failure(AssetEncodingError("the name must end in .jpg, .jpeg or .png to choose the output format"))
+        }
+        do {
+            let renderer = try encoder.renderer(for: candidate.source, format: format)
+            var lastProblem = "does not fit"
+            for dimension in dimensionSteps {
+                for quality in qualitySteps(for: format) {
+                    let image = try renderer.render(maxDimension: dimension, quality: quality)
+                    guard let problem = overBudget(image, used: used) else { return .success(image) }
+                    lastProblem = problem
+                }
+            }
+            return .failure(AssetEncodingError("\(lastProblem) even at \(minDimension) px" + (format == .jpeg ? " and quality \(minJPEGQuality)" : "")))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Which limit an image breaks given what is already packed, or nil when it fits.
+    private func overBudget(_ image: EncodedImage, used: Result) -> String? {
+        if image.bytes.count > maxBytesPerImage {
+            return "\(image.bytes.count) bytes exceeds the per-image limit of \(maxBytesPerImage)"
+        }
+        let left = maxBytesTotal - used.totalBytes
+        if image.bytes.count > left {
+            return "\(image.bytes.count) bytes exceeds the \(max(0, left)) bytes left of the generation budget of \(maxBytesTotal)"
+        }
+        if let limit = maxDecodedBytes, used.totalDecodedBytes + image.decodedBytes > limit {
+            return "\(image.decodedBytes) decoded bytes exceeds the \(max(0, limit - used.totalDecodedBytes)) left of maxDecodedBytes \(limit)"
+        }
+        return nil
+    }
+}
