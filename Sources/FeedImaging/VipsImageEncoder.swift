@@ -1,6 +1,9 @@
 import CVips
 import FeedStore
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The asset budget's encoder, on libvips: JPEG and PNG in, sRGB JPEG or PNG out, oriented,
 /// metadata stripped, deterministic (same source and settings, same bytes).
@@ -127,4 +130,46 @@ final class EncodeCache: Sendable {
             }
         }
     }
+}
+
+extension VipsImageEncoder {
+    /// Packs with the budget's policy after encoding every candidate's first attempt (largest size,
+    /// first quality) in parallel, one per core: the greedy pass then mostly reads the cache.
+    public func pack(_ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int) -> AssetBudget.Result {
+        if candidates.count > 1, threads > 1 {
+            let next = Atomic<Int>(0)
+            let workers = (0..<min(threads, candidates.count)).map { _ in
+                Worker {
+                    while true {
+                        let index = next.add(1, ordering: .relaxed).oldValue
+                        guard index < candidates.count else { return }
+                        let candidate = candidates[index]
+                        guard let format = ImageFormat(fileName: candidate.name),
+                              let renderer = try? self.renderer(for: candidate.source, format: format) else { continue }
+                        _ = try? renderer.render(maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
+                    }
+                }
+            }
+            workers.forEach { $0.join() }
+        }
+        return budget.pack(candidates, encoder: self)
+    }
+}
+
+/// A joinable POSIX thread (the HTTP worker that runs a publish waits for its helpers).
+final class Worker: @unchecked Sendable {
+    private var thread = pthread_t()
+    private let body: @Sendable () -> Void
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+        let context = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { raw in
+            let worker = Unmanaged<Worker>.fromOpaque(raw!).takeRetainedValue()
+            worker.body()
+            return nil
+        }, context)
+    }
+
+    func join() { pthread_join(thread, nil) }
 }

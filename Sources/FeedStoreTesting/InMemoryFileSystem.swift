@@ -143,6 +143,19 @@ public final class InMemoryFileSystem: FileSystem {
         }
     }
 
+    /// Copies the file into an unlinked temporary file and returns it open, so callers get a real descriptor.
+    public func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile {
+        let path = ([root] + components).joined(separator: "/")
+        guard status(path)?.kind == .regular else { throw FileSystemError(kind: .notFound, operation: "openat", path: path) }
+        let bytes = try readFile(path, limit: Int.max)
+        var template = Array("/tmp/feedstore-memory-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw FileSystemError(operation: "mkstemp", path: path, errno: errno) }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        return OpenedFile(descriptor: fd, status: status(path)!)
+    }
+
     public func lockExclusive(_ path: String) throws -> any FileLock {
         let key = normalize(path)
         while true {

@@ -32,6 +32,7 @@ public final class RecordingFileSystem: FileSystem {
     public func readFile(_ path: String, limit: Int) throws -> [UInt8] { try base.readFile(path, limit: limit) }
     public func status(_ path: String) -> FileStatus? { base.status(path) }
     public func listDirectory(_ path: String) throws -> [DirectoryEntry] { try base.listDirectory(path) }
+    public func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile { try base.openBeneath(root, components) }
 
     public func createDirectory(_ path: String) throws {
         try base.createDirectory(path)

@@ -1,3 +1,4 @@
+import FeedImaging
 import FeedStore
 #if canImport(Glibc)
 import Glibc
@@ -19,7 +20,7 @@ final class Server: Sendable {
     init(options: ServerOptions) throws {
         self.options = options
         let configuration = FeedStoreConfiguration(keepPrevious: options.keepPrevious, gracePeriodMs: Int64(options.graceSeconds) * 1000,
-                                                   jsonLimits: JSONLimits(maxBytes: options.maxBodyBytes))
+                                                   jsonLimits: JSONLimits(maxBytes: min(options.maxBodyBytes, options.maxPayloadBytes)))
         let store = FeedStore(root: options.root, configuration: configuration)
         do {
             try store.prepareRoot()
@@ -27,14 +28,23 @@ final class Server: Sendable {
             throw StartError(description: "root folder '\(options.root)' cannot be created or written: \(error)")
         }
         self.store = store
+        let encoder: VipsImageEncoder
+        do {
+            encoder = try VipsImageEncoder(maxPixels: options.maxImagePixels)
+        } catch {
+            throw StartError(description: "\(error)")
+        }
+        let threads = options.threads > 0 ? options.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let router = Router(routes: [
-            FeedRoutes(store: store, cache: FeedResponseCache(store: store)).route,
+            FeedRoutes(store: store, cache: FeedResponseCache(store: store), encoder: encoder, imagingThreads: threads).route,
+            AssetRoutes(store: store).route,
             HealthRoutes().route,
         ])
         var settings = DaemonSettings()
         settings.host = options.host
         settings.port = options.port
-        settings.threads = options.threads > 0 ? options.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        settings.threads = threads
+        settings.maxParts = options.maxParts
         settings.connectionTimeoutSeconds = options.connectionTimeoutSeconds
         settings.maxConnections = options.maxConnections
         settings.maxBodyBytes = options.maxBodyBytes

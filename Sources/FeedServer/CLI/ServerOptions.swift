@@ -6,7 +6,10 @@ struct ServerOptions: Sendable, Equatable {
     var keepPrevious = 1
     var graceSeconds = 60
     var threads = 0
-    var maxBodyBytes = 16 << 20
+    var maxBodyBytes = 256 << 20
+    var maxPayloadBytes = 16 << 20
+    var maxParts = 128
+    var maxImagePixels = 40_000_000
     var connectionTimeoutSeconds = 30
     var maxConnections = 1024
     var accessLog = true
@@ -49,7 +52,13 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--threads", environment: "FEED_SERVER_THREADS", placeholder: "N",
                help: "HTTP worker threads (default: one per CPU core)") { $0.threads = try integer($1, "--threads", 1...1024) },
         Option(flag: "--max-body-bytes", environment: "FEED_SERVER_MAX_BODY_BYTES", placeholder: "N",
-               help: "largest request body; larger gets 413 (default 16777216)") { $0.maxBodyBytes = try integer($1, "--max-body-bytes", 1...(1 << 40)) },
+               help: "largest request body, images included; larger gets 413 (default 268435456)") { $0.maxBodyBytes = try integer($1, "--max-body-bytes", 1...(1 << 40)) },
+        Option(flag: "--max-payload-bytes", environment: "FEED_SERVER_MAX_PAYLOAD_BYTES", placeholder: "N",
+               help: "largest JSON payload; larger gets 400 (default 16777216)") { $0.maxPayloadBytes = try integer($1, "--max-payload-bytes", 1...(1 << 32)) },
+        Option(flag: "--max-parts", environment: "FEED_SERVER_MAX_PARTS", placeholder: "N",
+               help: "most parts in a multipart publish; more gets 413 (default 128)") { $0.maxParts = try integer($1, "--max-parts", 1...100_000) },
+        Option(flag: "--max-image-pixels", environment: "FEED_SERVER_MAX_IMAGE_PIXELS", placeholder: "N",
+               help: "refuse images with more pixels, from their header (default 40000000)") { $0.maxImagePixels = try integer($1, "--max-image-pixels", 1...(1 << 40)) },
         Option(flag: "--connection-timeout", environment: "FEED_SERVER_CONNECTION_TIMEOUT", placeholder: "S",
                help: "close connections idle for S seconds (default 30)") { $0.connectionTimeoutSeconds = try integer($1, "--connection-timeout", 1...86_400) },
         Option(flag: "--max-connections", environment: "FEED_SERVER_MAX_CONNECTIONS", placeholder: "N",

@@ -25,7 +25,9 @@ struct DaemonSettings: Sendable {
     /// Per-connection memory for the request line and headers (larger headers get 431).
     var connectionMemoryBytes: Int = 16 << 10
     /// Largest accepted request body (413 beyond).
-    var maxBodyBytes: Int = 16 << 20
+    var maxBodyBytes: Int = 64 << 20
+    /// Most parts in a multipart body.
+    var maxParts: Int = 128
 }
 
 /// Owns the libmicrohttpd daemon (`MHD_start_daemon` … `MHD_stop_daemon`) and its C callbacks.
@@ -44,7 +46,7 @@ final class HTTPDaemon: @unchecked Sendable {
 
     /// Starts listening; `handler` runs on libmicrohttpd's worker threads.
     init(settings: DaemonSettings, log: AccessLog, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
-        let context = DaemonContext(handler: handler, maxBodyBytes: settings.maxBodyBytes, log: log)
+        let context = DaemonContext(handler: handler, maxBodyBytes: settings.maxBodyBytes, maxParts: settings.maxParts, log: log)
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
@@ -95,12 +97,14 @@ let mhdNo = MHD_Result(rawValue: 0)!
 final class DaemonContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let maxBodyBytes: Int
+    let maxParts: Int
     let log: AccessLog
     let inFlight = Atomic<Int>(0)
 
-    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, log: AccessLog) {
+    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
+        self.maxParts = maxParts
         self.log = log
     }
 }
@@ -109,7 +113,10 @@ final class DaemonContext: Sendable {
 final class PendingRequest: @unchecked Sendable {
     let startNanos = MonotonicClock.nanos()
     var body: [UInt8] = []
+    var bodyBytes = 0
     var bodyTooLarge = false
+    /// Set for `multipart/form-data` bodies, which stream into parts instead of `body`.
+    var multipart: MultipartCollector?
 }
 
 // The access handler: first call creates the request state (no response yet, so keep-alive works),
@@ -126,19 +133,23 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             // the connection afterwards, which is what a client sending too much should get.
             return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
         }
+        if isMultipart(connection) {
+            pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts)
+        }
         return mhdYes
     }
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
     let size = uploadSize.pointee
     if size > 0 {
-        if !pending.bodyTooLarge {
-            if pending.body.count + size > context.maxBodyBytes {
-                pending.bodyTooLarge = true
-                pending.body = []
+        pending.bodyBytes += size
+        if pending.bodyBytes > context.maxBodyBytes {
+            pending.bodyTooLarge = true
+            pending.body = []
+        } else if let data = uploadData {
+            if let multipart = pending.multipart {
+                multipart.feed(data, count: size)
             } else {
-                uploadData.map { data in
-                    pending.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
-                }
+                pending.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
             }
         }
         uploadSize.pointee = 0
@@ -147,11 +158,20 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     if pending.bodyTooLarge {
         return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
     }
+    var parts: [MultipartPart]?
+    if let multipart = pending.multipart {
+        switch multipart.finish() {
+        case .failure(let problem): return respond(connection, context, pending, method: method, url: url, problem.response)
+        case .success(let collected): parts = collected
+        }
+    }
     let request = HTTPRequest(
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
-        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body)
+        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body,
+        parts: parts)
     pending.body = []
+    pending.multipart = nil
     return respond(connection, context, pending, method: method, url: url, context.handler(request))
 }
 
@@ -168,6 +188,11 @@ private func tooLarge(_ limit: Int) -> HTTPResponse {
             detail: "The request body exceeds the server's limit of \(limit) bytes (--max-body-bytes).").response
 }
 
+private func isMultipart(_ connection: OpaquePointer) -> Bool {
+    guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Type") else { return false }
+    return String(cString: value).lowercased().hasPrefix("multipart/form-data")
+}
+
 private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
     guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else { return nil }
     return Int(String(cString: value))
@@ -181,6 +206,10 @@ private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pe
         queued = MHD_queue_response(connection, UInt32(prepared.status), prepared.handle)
     case .bytes(let bytes):
         guard let built = PreparedResponse(status: response.status, headers: response.headers, body: bytes) else { return mhdNo }
+        queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
+    case .file(let file):
+        guard let built = PreparedResponse(status: response.status, headers: response.headers,
+                                           fileDescriptor: file.takeDescriptor(), size: file.size) else { return mhdNo }
         queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
     }
     context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,

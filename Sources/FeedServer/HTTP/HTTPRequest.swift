@@ -32,8 +32,10 @@ struct HTTPRequest: Sendable {
     var query: RequestFields
     /// Header fields.
     var headers: RequestFields
-    /// The request body (empty for most reads).
+    /// The request body (empty for most reads and for multipart bodies).
     var body: [UInt8]
+    /// The parts of a `multipart/form-data` body (parsed by `MHD_PostProcessor`); nil otherwise.
+    var parts: [MultipartPart]?
 
     /// `Content-Type` without parameters, lowercased (`application/json; charset=utf-8` → `application/json`).
     var mediaType: String? {

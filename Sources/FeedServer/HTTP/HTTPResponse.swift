@@ -1,3 +1,5 @@
+import FeedStore
+
 /// A response built by a route: status, headers and a body that is either bytes or prepared once.
 struct HTTPResponse: Sendable {
     /// What is sent as the body.
@@ -6,6 +8,8 @@ struct HTTPResponse: Sendable {
         case bytes([UInt8])
         /// A libmicrohttpd response built once and queued many times (cached reads).
         case prepared(PreparedResponse)
+        /// A file sent by libmicrohttpd from its descriptor (`MHD_create_response_from_fd`).
+        case file(OpenedFile)
     }
 
     /// The status code.
@@ -22,6 +26,13 @@ struct HTTPResponse: Sendable {
         self.body = .bytes(body)
     }
 
+    /// A response whose body is an open file.
+    init(file: OpenedFile, headers: [(String, String)]) {
+        status = 200
+        self.headers = headers
+        body = .file(file)
+    }
+
     /// A response reusing a prepared libmicrohttpd response.
     init(prepared: PreparedResponse) {
         status = prepared.status
@@ -34,6 +45,7 @@ struct HTTPResponse: Sendable {
         switch body {
         case .bytes(let bytes): return bytes.count
         case .prepared(let prepared): return prepared.byteCount
+        case .file(let file): return file.size
         }
     }
 

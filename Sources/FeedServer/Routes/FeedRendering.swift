@@ -18,7 +18,11 @@ enum FeedRendering {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             output.append(contentsOf: "{\"name\":".utf8)
             CompactJSON.writeString(asset.name, to: &output)
-            output.append(contentsOf: ",\"bytes\":\(asset.bytes),\"url\":".utf8)
+            output.append(contentsOf: ",\"bytes\":\(asset.bytes)".utf8)
+            if let width = asset.width, let height = asset.height {
+                output.append(contentsOf: ",\"width\":\(width),\"height\":\(height)".utf8)
+            }
+            output.append(contentsOf: ",\"url\":".utf8)
             CompactJSON.writeString(assetURL(group: group, generation: generation.id, name: asset.name), to: &output)
             output.append(UInt8(ascii: "}"))
         }

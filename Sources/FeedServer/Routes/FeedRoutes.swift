@@ -1,9 +1,12 @@
+import FeedImaging
 import FeedStore
 
 /// `GET`, `HEAD` and `PUT /feeds/{group}`.
 struct FeedRoutes: Sendable {
     let store: FeedStore
     let cache: FeedResponseCache
+    let encoder: VipsImageEncoder
+    let imagingThreads: Int
 
     /// The route table entry.
     var route: Route {
@@ -47,42 +50,71 @@ struct FeedRoutes: Sendable {
         let request = routed.request
         let group = routed.parameters[0]
         if let problem = groupProblem(group) { return problem.response }
-        guard request.mediaType == "application/json" else {
-            return Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-                           detail: "Send the payload with Content-Type: application/json (got \(request.headers["Content-Type"] ?? "none")).",
-                           headers: [("Accept-Put", "application/json")]).response
-        }
         let schemaVersion: Int
         switch SchemaVersionParameter.parse(header: request.headers["X-Schema-Version"], query: request.query["schemaVersion"]) {
         case .failure(let problem): return problem.response
         case .success(let version): schemaVersion = version ?? 1
         }
+        let upload: AssetUpload
+        switch request.mediaType {
+        case "application/json":
+            if request.body.count > store.configuration.jsonLimits.maxBytes {
+                return payloadTooLarge(request.body.count)
+            }
+            upload = AssetUpload(payload: request.body, packing: AssetBudget.Result())
+        case "multipart/form-data":
+            switch AssetUpload.options(from: request.query).flatMap({ options in
+                AssetUpload.prepare(parts: request.parts ?? [], options: options, encoder: encoder, threads: imagingThreads)
+            }) {
+            case .failure(let problem): return problem.response
+            case .success(let prepared): upload = prepared
+            }
+            if upload.payload.count > store.configuration.jsonLimits.maxBytes { return payloadTooLarge(upload.payload.count) }
+        default:
+            return Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
+                           detail: "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file part per asset (got \(request.headers["Content-Type"] ?? "no Content-Type")).",
+                           headers: [("Accept-Put", "application/json, multipart/form-data")]).response
+        }
         do {
-            let result = try store.publish(group: group, payloadJSON: request.body, schemaVersion: schemaVersion)
-            return publishedResponse(group, result)
+            let result = try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion, assets: upload.assetInputs)
+            return publishedResponse(group, result, packing: upload.packing)
         } catch {
             return PublishProblems.problem(for: error).response
         }
     }
 
-    private func publishedResponse(_ group: String, _ result: PublishResult) -> HTTPResponse {
-        var members = [JSONMember("result", .string("unchanged"))]
-        var status = 200
-        var headers = [("ETag", Conditional.entityTag(result.fingerprint)), ("Cache-Control", "no-store")]
-        if case .published(_, _, let assetBytes) = result {
-            members = [JSONMember("result", .string("published"))]
-            members.append(contentsOf: [JSONMember("generationId", .string(result.generationId)),
-                                        JSONMember("fingerprint", .string(result.fingerprint)),
-                                        JSONMember("assetBytes", .number(String(assetBytes)))])
-            status = 201
-            headers.append(("Location", "/feeds/\(group)"))
-        } else {
-            members.append(contentsOf: [JSONMember("generationId", .string(result.generationId)),
-                                        JSONMember("fingerprint", .string(result.fingerprint))])
+    private func payloadTooLarge(_ size: Int) -> HTTPResponse {
+        Problem(status: 413, type: "payload-too-large", title: "Payload too large",
+                detail: "The JSON payload has \(size) bytes; the limit is \(store.configuration.jsonLimits.maxBytes) (--max-payload-bytes).").response
+    }
+
+    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result) -> HTTPResponse {
+        let published: Bool
+        if case .published = result { published = true } else { published = false }
+        let assets: [JSONValue] = packing.packed.map { packed in
+            .object([
+                JSONMember("name", .string(packed.name)),
+                JSONMember("bytes", .number(String(packed.image.bytes.count))),
+                JSONMember("width", .number(String(packed.image.width))),
+                JSONMember("height", .number(String(packed.image.height))),
+                JSONMember("decodedBytes", .number(String(packed.image.decodedBytes))),
+                JSONMember("url", .string(FeedRendering.assetURL(group: group, generation: result.generationId, name: packed.name))),
+            ])
         }
+        let members = [
+            JSONMember("result", .string(published ? "published" : "unchanged")),
+            JSONMember("generationId", .string(result.generationId)),
+            JSONMember("fingerprint", .string(result.fingerprint)),
+            JSONMember("assetBytes", .number(String(packing.totalBytes))),
+            JSONMember("decodedBytes", .number(String(packing.totalDecodedBytes))),
+            JSONMember("assets", .array(assets)),
+            JSONMember("skipped", AssetUpload.skippedJSON(packing.skipped)),
+        ]
         var body = CompactJSON.bytes(.object(members))
         body.append(0x0A)
-        return .json(status, body, headers: headers)
+        var headers = [("ETag", Conditional.entityTag(result.fingerprint)), ("Cache-Control", "no-store")]
+        if published { headers.append(("Location", "/feeds/\(group)")) }
+        return .json(published ? 201 : 200, body, headers: headers)
     }
 
     private func groupProblem(_ group: String) -> Problem? {

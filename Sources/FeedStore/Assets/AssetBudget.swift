@@ -53,6 +53,11 @@ public struct AssetBudget: Sendable, Equatable {
         public var name: String
         /// The stored image.
         public var image: EncodedImage
+        /// Creates a packed entry.
+        public init(name: String, image: EncodedImage) {
+            self.name = name
+            self.image = image
+        }
     }
 
     /// An image the budget could not use, and why.
@@ -69,6 +74,11 @@ public struct AssetBudget: Sendable, Equatable {
         public var packed: [Packed]
         /// Skipped images, in the order given.
         public var skipped: [Skipped]
+        /// Creates a result (empty: `Result()`).
+        public init(packed: [Packed] = [], skipped: [Skipped] = []) {
+            self.packed = packed
+            self.skipped = skipped
+        }
         /// Sum of the kept images' bytes.
         public var totalBytes: Int { packed.reduce(0) { $0 + $1.image.bytes.count } }
         /// Sum of the kept images' decoded sizes (what a widget holds in memory to draw them all).

@@ -3,6 +3,17 @@ public enum ImageFormat: String, Sendable, Equatable {
     case jpeg
     case png
 
+    /// The format the first bytes announce (JPEG `FF D8 FF`, PNG's 8-byte signature), if any.
+    public init?(magic bytes: [UInt8]) {
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
+            self = .jpeg
+        } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            self = .png
+        } else {
+            return nil
+        }
+    }
+
     /// `.jpg`/`.jpeg` → JPEG, `.png` → PNG (case-insensitive); nil for anything else.
     public init?(fileName: String) {
         let lower = fileName.lowercased()

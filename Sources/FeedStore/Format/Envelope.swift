@@ -8,11 +8,11 @@ public struct Envelope: Equatable, Sendable {
     public var fingerprint: String
     /// The payload in canonical compact form.
     public var compactPayload: [UInt8]
-    /// The asset list this project adds (`{name, bytes, sha256}`); nil in WidgetBridge's own files.
-    public var assets: [Fingerprint.AssetLine]?
+    /// The asset list this project adds (`{name, bytes, sha256, width, height}`); nil in WidgetBridge's own files.
+    public var assets: [StoredAsset]?
 
     /// Creates an envelope.
-    public init(schemaVersion: Int, generatedAtEpochMs: Int64, fingerprint: String, compactPayload: [UInt8], assets: [Fingerprint.AssetLine]?) {
+    public init(schemaVersion: Int, generatedAtEpochMs: Int64, fingerprint: String, compactPayload: [UInt8], assets: [StoredAsset]?) {
         self.schemaVersion = schemaVersion
         self.generatedAtEpochMs = generatedAtEpochMs
         self.fingerprint = fingerprint
@@ -50,17 +50,19 @@ public struct Envelope: Equatable, Sendable {
         )
     }
 
-    private static func decodeAssets(_ value: JSONValue?) throws(DecodeError) -> [Fingerprint.AssetLine]? {
+    private static func decodeAssets(_ value: JSONValue?) throws(DecodeError) -> [StoredAsset]? {
         guard let value else { return nil }
         guard let elements = value.arrayValue else { throw .invalid("assets is not an array") }
-        var lines: [Fingerprint.AssetLine] = []
+        var lines: [StoredAsset] = []
         for element in elements {
             guard let name = element["name"]?.stringValue,
                   let bytes = element["bytes"]?.integerValue, let count = Int(exactly: bytes),
                   let sha256 = element["sha256"]?.stringValue else {
                 throw .invalid("an assets entry lacks name, bytes or sha256")
             }
-            lines.append(Fingerprint.AssetLine(name: name, byteCount: count, sha256: sha256))
+            let width = element["width"]?.integerValue.flatMap { Int(exactly: $0) }
+            let height = element["height"]?.integerValue.flatMap { Int(exactly: $0) }
+            lines.append(StoredAsset(name: name, byteCount: count, sha256: sha256, width: width, height: height))
         }
         return lines
     }
@@ -77,13 +79,43 @@ public struct Envelope: Equatable, Sendable {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
                 output.append(contentsOf: "{\"name\":".utf8)
                 CompactJSON.writeString(asset.name, to: &output)
-                output.append(contentsOf: ",\"bytes\":\(asset.byteCount),\"sha256\":\"\(asset.sha256)\"}".utf8)
+                output.append(contentsOf: ",\"bytes\":\(asset.byteCount),\"sha256\":\"\(asset.sha256)\"".utf8)
+                if let width = asset.width, let height = asset.height {
+                    output.append(contentsOf: ",\"width\":\(width),\"height\":\(height)".utf8)
+                }
+                output.append(UInt8(ascii: "}"))
             }
             output.append(UInt8(ascii: "]"))
         }
         output.append(contentsOf: "}\n".utf8)
         return output
     }
+}
+
+/// One entry of the envelope's `assets` list: what the fingerprint covers plus pixel size.
+public struct StoredAsset: Equatable, Sendable {
+    /// File name in `assets/`.
+    public var name: String
+    /// Size in bytes.
+    public var byteCount: Int
+    /// Lowercase hex SHA-256 of the bytes (also the asset's HTTP ETag).
+    public var sha256: String
+    /// Pixel width, when the writer knew it.
+    public var width: Int?
+    /// Pixel height, when the writer knew it.
+    public var height: Int?
+
+    /// Creates an entry.
+    public init(name: String, byteCount: Int, sha256: String, width: Int? = nil, height: Int? = nil) {
+        self.name = name
+        self.byteCount = byteCount
+        self.sha256 = sha256
+        self.width = width
+        self.height = height
+    }
+
+    /// The fingerprint's view of this asset.
+    public var fingerprintLine: Fingerprint.AssetLine { Fingerprint.AssetLine(name: name, byteCount: byteCount, sha256: sha256) }
 }
 
 /// The contents of `current.json`: the current generation and the kept ones, newest first.

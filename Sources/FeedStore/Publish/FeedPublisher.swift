@@ -23,7 +23,7 @@ struct FeedPublisher {
         var schemaVersion: Int
         var compactPayload: [UInt8]
         var assets: [AssetInput]
-        var assetLines: [Fingerprint.AssetLine]
+        var storedAssets: [StoredAsset]
         var fingerprint: String
     }
 
@@ -58,7 +58,7 @@ struct FeedPublisher {
         let id = newID(for: draft.fingerprint, known: before.pointed + (listing?.map(\.name) ?? []))
         let envelope = Envelope(
             schemaVersion: draft.schemaVersion, generatedAtEpochMs: GenerationID.epochMs(of: id)!,
-            fingerprint: draft.fingerprint, compactPayload: draft.compactPayload, assets: draft.assetLines)
+            fingerprint: draft.fingerprint, compactPayload: draft.compactPayload, assets: draft.storedAssets)
         try writeGeneration(id, envelope: envelope, assets: draft.assets)
         let pointer = Pointer(current: id, previous: keptPrevious(before))
         do {

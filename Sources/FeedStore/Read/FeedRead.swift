@@ -4,11 +4,20 @@ public struct AssetInfo: Equatable, Sendable {
     public var name: String
     /// Its size in bytes.
     public var bytes: Int
+    /// Pixel width, when the generation records it.
+    public var width: Int?
+    /// Pixel height, when the generation records it.
+    public var height: Int?
+    /// SHA-256 of the bytes, when the generation records it (WidgetBridge's own do not).
+    public var sha256: String?
 
     /// Creates an asset description.
-    public init(name: String, bytes: Int) {
+    public init(name: String, bytes: Int, width: Int? = nil, height: Int? = nil, sha256: String? = nil) {
         self.name = name
         self.bytes = bytes
+        self.width = width
+        self.height = height
+        self.sha256 = sha256
     }
 }
 

@@ -108,7 +108,7 @@ struct FeedReader {
                       info.kind == .regular, info.size == line.byteCount else {
                     return .failure(.incompleteAsset(line.name))
                 }
-                assets.append(AssetInfo(name: line.name, bytes: line.byteCount))
+                assets.append(AssetInfo(name: line.name, bytes: line.byteCount, width: line.width, height: line.height, sha256: line.sha256))
             }
             return .success(assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
         }

@@ -39,10 +39,12 @@ public final class FeedStore: Sendable {
         try validate(assets)
         let compact: [UInt8]
         do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.jsonLimits) } catch { throw .invalidPayload(error) }
-        let lines = assets.map { Fingerprint.AssetLine(name: $0.name, bytes: $0.bytes) }
+        let stored = assets.map {
+            StoredAsset(name: $0.name, byteCount: $0.bytes.count, sha256: SHA256Hash.hex($0.bytes), width: $0.width, height: $0.height)
+        }
         let draft = FeedPublisher.Draft(
-            schemaVersion: schemaVersion, compactPayload: compact, assets: assets, assetLines: lines,
-            fingerprint: Fingerprint.compute(schemaVersion: schemaVersion, compactPayload: compact, assets: lines))
+            schemaVersion: schemaVersion, compactPayload: compact, assets: assets, storedAssets: stored,
+            fingerprint: Fingerprint.compute(schemaVersion: schemaVersion, compactPayload: compact, assets: stored.map(\.fingerprintLine)))
         let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
                                       clock: clock, schedule: retention)
         let result = try publisher.publish(draft)
@@ -130,17 +132,22 @@ public final class FeedStore: Sendable {
 
     // MARK: Assets and groups
 
-    /// The path of an asset when every name is safe, the generation lists it, and it is a regular
-    /// file (not a symlink) inside `generations/<id>/assets/`; nil otherwise.
-    public func resolveAsset(group: String, generationId: String, name: String) -> ResolvedAsset? {
-        guard SafeName.isSafe(group), SafeName.isSafe(generationId), SafeName.isSafe(name) else { return nil }
-        let reader = reader(for: group)
-        guard case .success(let generation) = reader.load(generationId, schemaVersion: nil),
-              let listed = generation.assets.first(where: { $0.name == name }) else { return nil }
-        let path = reader.layout.asset(generationId, name)
-        guard let info = fileSystem.status(path), info.kind == .regular,
-              fileSystem.status(reader.layout.assets(generationId))?.kind == .directory else { return nil }
-        return ResolvedAsset(path: path, bytes: listed.bytes)
+    /// The assets a generation lists (any schema), or nil when the names are unsafe or the
+    /// generation is not readable. Generations never change once visible, so callers may cache this.
+    public func assetIndex(group: String, generationId: String) -> [AssetInfo]? {
+        guard SafeName.isSafe(group), SafeName.isSafe(generationId),
+              case .success(let generation) = reader(for: group).load(generationId, schemaVersion: nil) else { return nil }
+        return generation.assets
+    }
+
+    /// Opens an asset file for reading: every name must be safe, and the file is reached through
+    /// `<group>/generations/<id>/assets/<name>` without following any symlink; it must be a regular
+    /// file. (Whether the generation lists the name is `assetIndex`'s answer.)
+    public func openAsset(group: String, generationId: String, name: String) throws -> OpenedFile {
+        guard SafeName.isSafe(group), SafeName.isSafe(generationId), SafeName.isSafe(name) else {
+            throw FileSystemError(kind: .notFound, operation: "open asset (unsafe name)", path: name)
+        }
+        return try fileSystem.openBeneath(root, [group, "generations", generationId, "assets", name])
     }
 
     /// The groups under the root (folders with safe names), sorted.

@@ -30,11 +30,17 @@ public struct AssetInput: Sendable {
     public var name: String
     /// The bytes written to `assets/<name>`.
     public var bytes: [UInt8]
+    /// Pixel width, recorded in the envelope when known.
+    public var width: Int?
+    /// Pixel height, recorded in the envelope when known.
+    public var height: Int?
 
     /// Creates an asset to publish.
-    public init(name: String, bytes: [UInt8]) {
+    public init(name: String, bytes: [UInt8], width: Int? = nil, height: Int? = nil) {
         self.name = name
         self.bytes = bytes
+        self.width = width
+        self.height = height
     }
 }
 

@@ -1,0 +1,111 @@
+import FeedImaging
+import FeedStore
+
+/// A `multipart/form-data` publish: the `payload` part plus one part per asset, images packed
+/// under the budget the query asks for.
+struct AssetUpload {
+    /// The JSON payload bytes.
+    var payload: [UInt8]
+    /// What the budget kept and skipped.
+    var packing: AssetBudget.Result
+
+    /// The query parameters of an upload.
+    struct Options {
+        var budget = AssetBudget()
+        var raw = false
+        var strict = false
+    }
+
+    /// Reads `maxDimension`, `maxBytes`, `budgetBytes`, `quality`, `maxDecodedBytes`, `images`, `strict`.
+    static func options(from query: RequestFields) -> Result<Options, Problem> {
+        var options = Options()
+        func integer(_ name: String, _ range: ClosedRange<Int>) -> Result<Int?, Problem> {
+            guard let text = query[name] else { return .success(nil) }
+            guard let value = Int(text), range.contains(value) else {
+                return .failure(.badRequest("invalid-parameter", "Invalid parameter",
+                                            "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound) (got '\(text)')."))
+            }
+            return .success(value)
+        }
+        do {
+            if let value = try integer("maxDimension", 16...8192).get() {
+                options.budget.maxDimension = value
+                options.budget.minDimension = min(options.budget.minDimension, value)
+            }
+            if let value = try integer("maxBytes", 1...(1 << 30)).get() { options.budget.maxBytesPerImage = value }
+            if let value = try integer("budgetBytes", 1...(1 << 32)).get() { options.budget.maxBytesTotal = value }
+            if let value = try integer("quality", 1...100).get() {
+                options.budget.jpegQuality = value
+                options.budget.minJPEGQuality = min(options.budget.minJPEGQuality, value)
+            }
+            if let value = try integer("maxDecodedBytes", 1...(1 << 40)).get() { options.budget.maxDecodedBytes = value }
+        } catch {
+            return .failure(error)
+        }
+        switch query["images"] {
+        case nil, "encode": break
+        case "raw": options.raw = true
+        case let other?:
+            return .failure(.badRequest("invalid-parameter", "Invalid parameter", "images must be 'encode' or 'raw' (got '\(other)')."))
+        }
+        switch query["strict"] {
+        case nil, "false": break
+        case "true": options.strict = true
+        case let other?:
+            return .failure(.badRequest("invalid-parameter", "Invalid parameter", "strict must be 'true' or 'false' (got '\(other)')."))
+        }
+        return .success(options)
+    }
+
+    /// Splits the parts, checks names, and packs the images.
+    static func prepare(parts: [MultipartPart], options: Options, encoder: VipsImageEncoder, threads: Int) -> Result<AssetUpload, Problem> {
+        var payload: [UInt8]?
+        var candidates: [AssetBudget.Candidate] = []
+        var names = Set<String>()
+        for part in parts {
+            // `-F payload=@feed.json` (a file part) and `-F 'payload={...}'` (a field) both work.
+            if part.name == "payload" {
+                guard payload == nil else { return .failure(.badRequest("malformed-multipart", "Malformed multipart body", "More than one 'payload' part.")) }
+                payload = part.bytes
+                continue
+            }
+            guard let name = part.filename else {
+                return .failure(.badRequest("malformed-multipart", "Unexpected form field",
+                                            "Part '\(part.name)' has no filename; only 'payload' may be a plain field, assets are file parts."))
+            }
+            if let reason = SafeName.problem(with: name) {
+                return .failure(.badRequest("invalid-asset-name", "Invalid asset name",
+                                            "Asset name '\(name)' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..')."))
+            }
+            guard names.insert(name).inserted else {
+                return .failure(.badRequest("duplicate-asset-name", "Duplicate asset name", "Asset name '\(name)' appears more than once."))
+            }
+            candidates.append(AssetBudget.Candidate(name: name, source: part.bytes))
+        }
+        guard let payload else {
+            return .failure(.badRequest("missing-payload", "Missing payload",
+                                        "A multipart publish needs a part named 'payload' holding the JSON payload."))
+        }
+        let packing = options.raw
+            ? options.budget.packRaw(candidates, encoder: encoder)
+            : encoder.pack(candidates, budget: options.budget, threads: threads)
+        if options.strict, !packing.skipped.isEmpty {
+            var problem = Problem(status: 422, type: "assets-rejected", title: "Assets do not fit",
+                                  detail: "strict=true and \(packing.skipped.count) asset(s) could not be stored: "
+                                      + packing.skipped.map { "\($0.name): \($0.reason)" }.joined(separator: "; ") + ". Nothing was published.")
+            problem.extensions = [("skipped", skippedJSON(packing.skipped))]
+            return .failure(problem)
+        }
+        return .success(AssetUpload(payload: payload, packing: packing))
+    }
+
+    /// The packed images as store inputs.
+    var assetInputs: [AssetInput] {
+        packing.packed.map { AssetInput(name: $0.name, bytes: $0.image.bytes, width: $0.image.width, height: $0.image.height) }
+    }
+
+    /// `[{"name","reason"}]`.
+    static func skippedJSON(_ skipped: [AssetBudget.Skipped]) -> JSONValue {
+        .array(skipped.map { .object([JSONMember("name", .string($0.name)), JSONMember("reason", .string($0.reason))]) })
+    }
+}
