@@ -69,7 +69,8 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedImagingTests",
-            dependencies: ["FeedImaging", "FeedStore"]
+            dependencies: ["FeedImaging", "FeedStore"],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "FeedServerTests",

@@ -24,7 +24,9 @@ import Testing
         let served = try #require(store.read(group: "quotes", schemaVersion: 2).served)
         #expect(served.id == id)
         #expect(String(decoding: served.compactPayload, as: UTF8.self) == #"{"b":1.0,"a":"x"}"#)
-        #expect(served.assets == [AssetInfo(name: "q1.png", bytes: 1), AssetInfo(name: "q2.png", bytes: 2)])
+        #expect(served.assets.map(\.name) == ["q1.png", "q2.png"])
+        #expect(served.assets.map(\.bytes) == [1, 2])
+        #expect(served.assets[0].sha256 == SHA256Hash.hex([1]))
         #expect(store.read(group: "quotes", schemaVersion: 1).served == nil)
     }
 
