@@ -141,3 +141,29 @@ struct HTTPTestClient {
         try HTTPTestConnection(port: port).request(method, path, headers: headers, body: body)
     }
 }
+
+/// A `multipart/form-data` body built by hand, as curl -F sends it.
+struct MultipartBody {
+    let boundary = "feedservertestboundary\(UInt32.random(in: 0...UInt32.max))"
+    private(set) var bytes: [UInt8] = []
+
+    mutating func field(_ name: String, _ value: String, contentType: String? = nil) {
+        var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n"
+        if let contentType { head += "Content-Type: \(contentType)\r\n" }
+        bytes += Array((head + "\r\n").utf8) + Array(value.utf8) + Array("\r\n".utf8)
+    }
+
+    mutating func file(_ name: String, filename: String, _ data: [UInt8], contentType: String = "application/octet-stream") {
+        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"; filename=\"\(filename)\"\r\nContent-Type: \(contentType)\r\n\r\n"
+        bytes += Array(head.utf8) + data + Array("\r\n".utf8)
+    }
+
+    var finished: [UInt8] { bytes + Array("--\(boundary)--\r\n".utf8) }
+    var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+}
+
+extension HTTPTestClient {
+    func putMultipart(_ path: String, _ body: MultipartBody) throws -> WireResponse {
+        try request("PUT", path, headers: [("Content-Type", body.contentType)], body: body.finished)
+    }
+}
