@@ -33,6 +33,12 @@ final class MultipartCollector: @unchecked Sendable {
         }
     }
 
+    /// A collector with no libmicrohttpd behind it, for feeding pieces directly in tests.
+    init(forTestingWithMaxParts maxParts: Int) {
+        self.maxParts = maxParts
+        processor = nil
+    }
+
     /// Feeds one chunk of the body (`MHD_post_process`).
     func feed(_ data: UnsafePointer<CChar>, count: Int) {
         guard problem == nil, let processor else { return }
@@ -56,9 +62,13 @@ final class MultipartCollector: @unchecked Sendable {
         return .success(parts)
     }
 
-    /// Called by the iterator for each piece of a part; `offset` 0 starts a new part.
-    fileprivate func receive(name: String, filename: String?, contentType: String?, data: UnsafePointer<CChar>?, offset: UInt64, size: Int) -> Bool {
-        if offset == 0 || parts.isEmpty || parts[parts.count - 1].name != name || parts[parts.count - 1].filename != filename {
+    /// Called by the iterator for each piece of a part. A piece starts a new part when it names
+    /// another field or file, or restarts at offset 0 after the current part got bytes.
+    /// (libmicrohttpd may announce a part with an empty piece at offset 0 and then deliver its
+    /// first bytes at offset 0 again, depending on where its buffer boundaries fall.)
+    func receive(name: String, filename: String?, contentType: String?, data: UnsafePointer<CChar>?, offset: UInt64, size: Int) -> Bool {
+        let current = parts.last
+        if current == nil || current?.name != name || current?.filename != filename || (offset == 0 && current?.bytes.isEmpty == false) {
             guard parts.count < maxParts else {
                 problem = Problem(status: 413, type: "too-many-parts", title: "Too many parts",
                                   detail: "The multipart body has more than \(maxParts) parts (--max-parts).")

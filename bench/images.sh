@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Packs 48 photo-like 12-megapixel JPEGs with the default budget (512 px, 2 MiB per image,
+# 8 MiB per generation, JPEG q80) through PUT /feeds/{group}, and does the same resize on the
+# same files with vipsthumbnail and with ImageMagick, in the same run. Reports wall time and
+# peak memory (max RSS) of each. Prints Markdown for docs/benchmarks.md.
+#
+# The photos are crops of one large plasma fractal (ImageMagick), so each has photo-like
+# detail and its own bytes; they are made once and kept in .build/bench-photos.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COUNT=${COUNT:-48}
+bash scripts/install-deps.sh
+need=()
+command -v vipsthumbnail >/dev/null || need+=(libvips-tools)
+[ -x /usr/bin/convert ] || need+=(imagemagick)
+command -v /usr/bin/time >/dev/null || need+=(time)
+command -v curl >/dev/null || need+=(curl)
+if [ "${#need[@]}" -gt 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}"; fi
+swift build -c release --product feed-server >/dev/null
+
+photos=.build/bench-photos
+if [ "$(ls "$photos"/photo-*.jpg 2>/dev/null | wc -l)" -lt "$COUNT" ]; then
+  mkdir -p "$photos"
+  /usr/bin/convert -seed 7 -size 6400x4800 plasma:fractal -quality 95 "$photos/base.jpg"
+  for i in $(seq 1 "$COUNT"); do
+    left=$(( (i * 317) % 2400 )); top=$(( (i * 211) % 1800 ))
+    vips crop "$photos/base.jpg" "$photos/photo-$i.jpg[Q=90]" "$left" "$top" 4000 3000
+  done
+fi
+total_mb=$(du -cm "$photos"/photo-*.jpg | tail -1 | cut -f1)
+
+work=$(mktemp -d)
+trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+peak_kb() { awk '/Maximum resident set size/{print $6}' "$1"; }
+wall_s() { awk -F': ' '/Elapsed \(wall clock\)/{print $2}' "$1" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }'; }
+
+# feed-server: a fresh process, so its peak RSS belongs to this publish alone.
+.build/release/feed-server --port 0 --root "$work/data" --access-log on 2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 200); do grep -q "listening on" "$work/server.log" 2>/dev/null && break; sleep 0.05; done
+port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/server.log")
+form=(-F 'payload={"bench":true};type=application/json')
+for i in $(seq 1 "$COUNT"); do form+=(-F "p$i=@$photos/photo-$i.jpg;filename=p$i.jpg"); done
+ours_wall=$(curl -s -o "$work/response.json" -w '%{time_total}' -X PUT "${form[@]}" "http://127.0.0.1:$port/feeds/bench")
+ours_peak=$(awk '/VmHWM/{print $2}' "/proc/$server_pid/status")
+ours_server_ms=$(awk '/PUT \/feeds\/bench/{print $5}' "$work/server.log" | tr -d 'ms')
+stored=$(python3 -c "import json;r=json.load(open('$work/response.json'));print(len(r['assets']), len(r['skipped']), r['assetBytes'])")
+again_wall=$(curl -s -o /dev/null -w '%{time_total}' -X PUT "${form[@]}" "http://127.0.0.1:$port/feeds/bench")
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+
+# vipsthumbnail, one process over all files, and two in parallel (feed-server uses both cores).
+mkdir -p "$work/vt1" "$work/vt2" "$work/im1" "$work/im2"
+/usr/bin/time -v vipsthumbnail "$photos"/photo-*.jpg --size 512x512 -o "$work/vt1/%s.jpg[Q=80,strip]" 2>"$work/vt1.time"
+ls "$photos"/photo-*.jpg | /usr/bin/time -v xargs -P 2 -n $(( (COUNT + 1) / 2 )) \
+  vipsthumbnail --size 512x512 -o "$work/vt2/%s.jpg[Q=80,strip]" 2>"$work/vt2.time"
+# ImageMagick, as usually written, and with the JPEG shrink-on-load hint.
+/usr/bin/time -v sh -c 'for f in "$@"; do /usr/bin/convert "$f" -auto-orient -thumbnail 512x512 -quality 80 -strip "'"$work"'/im1/$(basename "$f")"; done' sh "$photos"/photo-*.jpg 2>"$work/im1.time"
+/usr/bin/time -v sh -c 'for f in "$@"; do /usr/bin/convert -define jpeg:size=1024x1024 "$f" -auto-orient -thumbnail 512x512 -quality 80 -strip "'"$work"'/im2/$(basename "$f")"; done' sh "$photos"/photo-*.jpg 2>"$work/im2.time"
+
+vt1=$(wall_s "$work/vt1.time"); vt2=$(wall_s "$work/vt2.time")
+echo "| tool | wall s | peak RSS MiB | vs vipsthumbnail (1 process) |"
+echo "|---|---|---|---|"
+row() { python3 -c "print(f'| $1 | {$2:.2f} | {$3/1024:.0f} | {$2/$vt1:.2f}× |')"; }
+row "feed-server PUT (HTTP, $stored assets/skipped/bytes; server ${ours_server_ms} ms)" "$ours_wall" "$ours_peak"
+row "feed-server PUT again (unchanged, encode cache)" "$again_wall" "$ours_peak"
+row "vipsthumbnail, 1 process" "$vt1" "$(peak_kb "$work/vt1.time")"
+row "vipsthumbnail, 2 processes (xargs -P 2)" "$vt2" "$(peak_kb "$work/vt2.time")"
+row "ImageMagick convert -thumbnail" "$(wall_s "$work/im1.time")" "$(peak_kb "$work/im1.time")"
+row "ImageMagick convert -define jpeg:size -thumbnail" "$(wall_s "$work/im2.time")" "$(peak_kb "$work/im2.time")"
+echo
+echo "$COUNT JPEGs, 4000 × 3000, $total_mb MB in all; $(nproc) cores; $(date -u +%Y-%m-%d). Peak RSS for the tools is the largest single process."
