@@ -133,26 +133,50 @@ final class EncodeCache: Sendable {
 }
 
 extension VipsImageEncoder {
-    /// Packs with the budget's policy after encoding every candidate's first attempt (largest size,
-    /// first quality) in parallel, one per core: the greedy pass then mostly reads the cache.
+    /// Packs with the budget's policy after preparing every candidate (header checked, source
+    /// hashed once, first attempt encoded) on `threads` threads: the greedy pass that follows
+    /// reuses those renderers and mostly reads the cache.
     public func pack(_ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int) -> AssetBudget.Result {
-        if candidates.count > 1, threads > 1 {
-            let next = Atomic<Int>(0)
-            let workers = (0..<min(threads, candidates.count)).map { _ in
-                Worker {
-                    while true {
-                        let index = next.add(1, ordering: .relaxed).oldValue
-                        guard index < candidates.count else { return }
-                        let candidate = candidates[index]
-                        guard let format = ImageFormat(fileName: candidate.name),
-                              let renderer = try? self.renderer(for: candidate.source, format: format) else { continue }
-                        _ = try? renderer.render(maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
-                    }
+        let prepared = PreparedRenderers(count: candidates.count)
+        let next = Atomic<Int>(0)
+        let work: @Sendable () -> Void = {
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < candidates.count else { return }
+                let candidate = candidates[index]
+                guard let format = ImageFormat(fileName: candidate.name) else { continue }
+                let outcome = Result { () throws(AssetEncodingError) -> any ImageRendering in
+                    let renderer = try self.renderer(for: candidate.source, format: format)
+                    _ = try? renderer.render(maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
+                    return renderer
                 }
+                prepared.set(index, outcome)
             }
-            workers.forEach { $0.join() }
         }
-        return budget.pack(candidates, encoder: self)
+        let helpers = (1..<max(1, min(threads, candidates.count))).map { _ in Worker(work) }
+        work()
+        helpers.forEach { $0.join() }
+        return budget.pack(candidates) { index, format throws(AssetEncodingError) in
+            if let outcome = prepared.get(index) { return try outcome.get() }
+            return try self.renderer(for: candidates[index].source, format: format)
+        }
+    }
+}
+
+/// Renderers prepared by helper threads, handed to the packing thread after they are joined.
+final class PreparedRenderers: @unchecked Sendable {
+    // Each slot is written by one helper before `join`, and read only after it.
+    private var slots: [Result<any ImageRendering, AssetEncodingError>?]
+    private let lock = Mutex(())
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ outcome: Result<any ImageRendering, AssetEncodingError>) {
+        lock.withLock { _ in slots[index] = outcome }
+    }
+
+    func get(_ index: Int) -> Result<any ImageRendering, AssetEncodingError>? {
+        lock.withLock { _ in slots[index] }
     }
 }
 

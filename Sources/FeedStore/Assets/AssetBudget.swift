@@ -103,9 +103,16 @@ public struct AssetBudget: Sendable, Equatable {
     /// fits both its own limit and what the generation has left; one that never fits, or cannot
     /// be decoded, is skipped with a reason while the others go on.
     public func pack(_ candidates: [Candidate], encoder: any ImageEncoding) -> Result {
+        pack(candidates) { index, format throws(AssetEncodingError) in
+            try encoder.renderer(for: candidates[index].source, format: format)
+        }
+    }
+
+    /// `pack` with renderers supplied per candidate index (for example prepared in parallel).
+    public func pack(_ candidates: [Candidate], renderer: (Int, ImageFormat) throws(AssetEncodingError) -> any ImageRendering) -> Result {
         var result = Result(packed: [], skipped: [])
-        for candidate in candidates {
-            switch fit(candidate, encoder: encoder, used: result) {
+        for (index, candidate) in candidates.enumerated() {
+            switch fit(candidate, used: result, renderer: { format throws(AssetEncodingError) in try renderer(index, format) }) {
             case .success(let image): result.packed.append(Packed(name: candidate.name, image: image))
             case .failure(let error): result.skipped.append(Skipped(name: candidate.name, reason: error.description))
             }
@@ -129,12 +136,13 @@ public struct AssetBudget: Sendable, Equatable {
         return result
     }
 
-    private func fit(_ candidate: Candidate, encoder: any ImageEncoding, used: Result) -> Swift.Result<EncodedImage, AssetEncodingError> {
+    private func fit(_ candidate: Candidate, used: Result,
+                     renderer makeRenderer: (ImageFormat) throws(AssetEncodingError) -> any ImageRendering) -> Swift.Result<EncodedImage, AssetEncodingError> {
         guard let format = ImageFormat(fileName: candidate.name) else {
             return .failure(AssetEncodingError("the name must end in .jpg, .jpeg or .png to choose the output format"))
         }
         do {
-            let renderer = try encoder.renderer(for: candidate.source, format: format)
+            let renderer = try makeRenderer(format)
             var lastProblem = "does not fit"
             for dimension in dimensionSteps {
                 for quality in qualitySteps(for: format) {
