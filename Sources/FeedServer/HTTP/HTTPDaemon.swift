@@ -41,6 +41,7 @@ final class HTTPDaemon: @unchecked Sendable {
     private let daemon: OpaquePointer
     private let context: DaemonContext
     private let stopped = Mutex(false)
+    private let quiescedListenSocket = Mutex<Int32?>(nil)
     /// The port actually bound (differs from the setting when it was 0).
     let port: UInt16
 
@@ -72,9 +73,12 @@ final class HTTPDaemon: @unchecked Sendable {
     var requestsInFlight: Int { context.inFlight.load(ordering: .relaxed) }
 
     /// Stops accepting new connections (`MHD_quiesce_daemon`); open ones are still served.
+    ///
+    /// The listening socket comes back to us, but worker threads may still hold it in their
+    /// epoll sets for a moment, so it is closed only after `MHD_stop_daemon` has joined them.
     func stopAccepting() {
         let fd = MHD_quiesce_daemon(daemon)
-        if fd >= 0 { close(fd) }
+        if fd >= 0 { quiescedListenSocket.withLock { $0 = fd } }
     }
 
     /// Stops the daemon and its threads (`MHD_stop_daemon`); idempotent.
@@ -83,7 +87,9 @@ final class HTTPDaemon: @unchecked Sendable {
             defer { value = true }
             return value
         }
-        if !alreadyStopped { MHD_stop_daemon(daemon) }
+        guard !alreadyStopped else { return }
+        MHD_stop_daemon(daemon)
+        if let fd = quiescedListenSocket.withLock({ $0 }) { close(fd) }
     }
 
     deinit { stop() }

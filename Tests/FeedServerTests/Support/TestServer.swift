@@ -41,12 +41,14 @@ enum Executable {
     }
 }
 
-/// The `feed-server` binary running as a child process, its stderr collected in the background.
+/// The `feed-server` binary running as a child process, its stderr and stdout collected by a
+/// reader thread (plain blocking reads: no dispatch source watches the pipe).
 final class ChildServer: @unchecked Sendable {
     let process = Process()
-    private let errorPipe = Pipe()
+    private let outputPipe = Pipe()
     private let lock = NSLock()
     private var collected = Data()
+    private var reader: Thread?
 
     init(arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: Executable.path)
@@ -54,16 +56,25 @@ final class ChildServer: @unchecked Sendable {
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FEED_SERVER_") }
         merged.merge(environment) { $1 }
         process.environment = merged
-        process.standardError = errorPipe
-        process.standardOutput = errorPipe
-        errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.lock()
-            self.collected.append(data)
-            self.lock.unlock()
-        }
+        process.standardError = outputPipe
+        process.standardOutput = outputPipe
         try process.run()
+        // Our copy of the write end must go, or the reader never sees end-of-file.
+        try? outputPipe.fileHandleForWriting.close()
+        let fd = outputPipe.fileHandleForReading.fileDescriptor
+        let thread = Thread { [weak self] in
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                guard let self else { break }
+                self.lock.lock()
+                self.collected.append(contentsOf: buffer.prefix(count))
+                self.lock.unlock()
+            }
+        }
+        reader = thread
+        thread.start()
     }
 
     /// Everything written to stderr and stdout so far.
@@ -87,11 +98,12 @@ final class ChildServer: @unchecked Sendable {
         throw HTTPTestError(description: "no startup line; output: \(output)")
     }
 
-    /// Waits for the process to end and returns its exit status.
+    /// Waits for the process to end and returns its exit status; also waits for its output.
     func waitForExit(timeout: TimeInterval = 30) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(5_000) }
         guard !process.isRunning else { return nil }
+        while reader?.isFinished == false, Date() < deadline { usleep(1_000) }
         return process.terminationStatus
     }
 
@@ -102,6 +114,7 @@ final class ChildServer: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        errorPipe.fileHandleForReading.readabilityHandler = nil
+        // The pipe's descriptor is closed when this object goes: the reader must be done first.
+        while reader?.isFinished == false { usleep(1_000) }
     }
 }
