@@ -139,9 +139,10 @@ import Testing
             #expect(try client.get("/feeds/missing").status == 404)
             #expect(try client.get("/feeds/g/extra/segments").status == 404)
 
-            let method = try client.request("DELETE", "/feeds/g")
+            let method = try client.request("POST", "/feeds/g", body: Array("{}".utf8))
             #expect(method.status == 405)
-            #expect(method.header("Allow") == "GET, HEAD, PUT")
+            #expect(method.header("Allow") == "DELETE, GET, HEAD, PUT")
+            #expect(try client.request("PATCH", "/healthz").header("Allow") == "GET, HEAD")
 
             #expect(try client.put("/feeds/g?schemaVersion=abc", json: "{}").status == 400)
             #expect(try client.put("/feeds/g?schemaVersion=2", json: "{}", headers: [("X-Schema-Version", "3")]).status == 400)

@@ -12,6 +12,8 @@ final class Server: Sendable {
     }
 
     let store: FeedStore
+    /// Request counters and publish latency, served at `/metrics`.
+    let metrics: Metrics
     private let daemon: HTTPDaemon
     /// The options it was started with.
     let options: ServerOptions
@@ -35,11 +37,14 @@ final class Server: Sendable {
             throw StartError(description: "\(error)")
         }
         let threads = options.threads > 0 ? options.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        let router = Router(routes: [
-            FeedRoutes(store: store, cache: FeedResponseCache(store: store), encoder: encoder, imagingThreads: threads).route,
-            AssetRoutes(store: store).route,
-            HealthRoutes().route,
-        ])
+        let metrics = Metrics()
+        self.metrics = metrics
+        let feeds = FeedRoutes(store: store, cache: FeedResponseCache(store: store), encoder: encoder, imagingThreads: threads, metrics: metrics)
+        let pipeline = RequestPipeline(
+            router: Router(routes: feeds.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes),
+            authorization: Authorization(writeToken: options.token, readToken: options.readToken),
+            cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
+            metrics: metrics)
         var settings = DaemonSettings()
         settings.host = options.host
         settings.port = options.port
@@ -49,7 +54,7 @@ final class Server: Sendable {
         settings.maxConnections = options.maxConnections
         settings.maxBodyBytes = options.maxBodyBytes
         do {
-            daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog)) { router.respond(to: $0) }
+            daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog)) { pipeline.respond(to: $0) }
         } catch {
             throw StartError(description: "\(error)")
         }

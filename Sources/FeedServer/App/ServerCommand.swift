@@ -43,12 +43,20 @@ enum ServerCommand {
             return 2
         }
         AccessLog.message("feed-server \(ServerOptions.version) listening on \(server.baseURL) (root \(absolutePath(options.root)))")
+        if options.token == nil, !isLoopback(options.host) {
+            AccessLog.message("feed-server: WARNING: listening on \(options.host) without --token: anyone who can reach this port can publish and delete feeds")
+        }
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
         AccessLog.message("feed-server: received \(received == SIGINT ? "SIGINT" : "SIGTERM"), finishing requests in flight")
         server.shutdown(timeoutSeconds: options.shutdownTimeoutSeconds)
         AccessLog.message("feed-server: stopped")
         return 0
+    }
+
+    /// Whether a bind address only accepts connections from this machine.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 
     private static func absolutePath(_ path: String) -> String {

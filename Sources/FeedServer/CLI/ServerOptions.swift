@@ -14,6 +14,9 @@ struct ServerOptions: Sendable, Equatable {
     var maxConnections = 1024
     var accessLog = true
     var shutdownTimeoutSeconds = 10
+    var token: String?
+    var readToken: String?
+    var corsOrigin: String?
 
     static let version = "0.1.0"
 
@@ -65,6 +68,12 @@ struct ServerOptions: Sendable, Equatable {
                help: "most concurrent connections (default 1024)") { $0.maxConnections = try integer($1, "--max-connections", 1...100_000) },
         Option(flag: "--access-log", environment: "FEED_SERVER_ACCESS_LOG", placeholder: "on|off",
                help: "one line per request on stderr (default on)") { $0.accessLog = try boolean($1, "--access-log") },
+        Option(flag: "--token", environment: "FEED_SERVER_TOKEN", placeholder: "SECRET",
+               help: "PUT and DELETE need Authorization: Bearer SECRET (401 otherwise)") { $0.token = try nonEmpty($1, "--token") },
+        Option(flag: "--read-token", environment: "FEED_SERVER_READ_TOKEN", placeholder: "SECRET",
+               help: "reads need Bearer SECRET (or the write token); /healthz stays open") { $0.readToken = try nonEmpty($1, "--read-token") },
+        Option(flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGIN",
+               help: "allow a page from ORIGIN (or *) to call the API (default: off)") { $0.corsOrigin = try nonEmpty($1, "--cors-origin") },
         Option(flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
                help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)") { $0.shutdownTimeoutSeconds = try integer($1, "--shutdown-timeout", 0...3600) },
     ]
@@ -126,6 +135,11 @@ struct ServerOptions: Sendable, Equatable {
             throw UsageError(description: "\(flag) must be an integer from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
         }
         return value
+    }
+
+    private static func nonEmpty(_ text: String, _ flag: String) throws(UsageError) -> String {
+        guard !text.isEmpty else { throw UsageError(description: "\(flag) must not be empty") }
+        return text
     }
 
     private static func boolean(_ text: String, _ flag: String) throws(UsageError) -> Bool {

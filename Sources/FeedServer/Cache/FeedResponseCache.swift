@@ -2,7 +2,7 @@ import FeedStore
 import Synchronization
 
 /// Rendered read responses per group and schema filter, revalidated on every request by
-/// `FeedStore.isCurrent` (a couple of `lstat` calls; no JSON is parsed on a hit).
+/// `FeedStore.isCurrent` (one `lstat` of `current.json`; no JSON is parsed on a hit).
 ///
 /// Another process may publish into the same root, so the cache never trusts its own
 /// invalidation alone: the on-disk token decides.
@@ -13,19 +13,28 @@ final class FeedResponseCache: Sendable {
         var schemaVersion: Int?
     }
 
-    /// The prepared `200` and `304` responses for one served generation.
+    /// The rendered body and headers for one served generation.
     final class Entry: Sendable {
         let token: ChangeToken
         let entityTag: String
-        let ok: PreparedResponse
-        let notModified: PreparedResponse
+        let body: SharedBody
+        /// Headers of both the `200` and the `304` (ETag, Cache-Control, X-Feed-*).
+        let headers: [(String, String)]
+        /// Whether candidates were skipped to reach the served generation.
+        let isFallback: Bool
 
-        init(token: ChangeToken, entityTag: String, ok: PreparedResponse, notModified: PreparedResponse) {
+        init(token: ChangeToken, entityTag: String, body: SharedBody, headers: [(String, String)], isFallback: Bool) {
             self.token = token
             self.entityTag = entityTag
-            self.ok = ok
-            self.notModified = notModified
+            self.body = body
+            self.headers = headers
+            self.isFallback = isFallback
         }
+
+        /// The `200` response.
+        var ok: HTTPResponse { HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, shared: body) }
+        /// The `304` response.
+        var notModified: HTTPResponse { HTTPResponse(status: 304, headers: headers) }
     }
 
     /// The result of a lookup.
@@ -50,10 +59,11 @@ final class FeedResponseCache: Sendable {
             return .feed(entry)
         }
         let snapshot = store.snapshot(group: key.group, schemaVersion: key.schemaVersion)
-        guard let generation = snapshot.read.served, let entry = render(key, generation, snapshot) else {
+        guard let generation = snapshot.read.served else {
             entries.withLock { _ = $0.removeValue(forKey: key) }
             return .noFeed(snapshot.read)
         }
+        let entry = render(key, generation, snapshot)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = entry
@@ -61,13 +71,11 @@ final class FeedResponseCache: Sendable {
         return .feed(entry)
     }
 
-    private func render(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry? {
+    private func render(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry {
         let tag = Conditional.entityTag(generation.fingerprint)
         var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
         if let fallback = FeedRendering.fallbackHeader(snapshot.read) { headers.append(("X-Feed-Fallback", fallback)) }
-        guard let ok = PreparedResponse(status: 200, headers: [("Content-Type", "application/json")] + headers,
-                                        body: FeedRendering.body(group: key.group, generation: generation)),
-              let notModified = PreparedResponse(status: 304, headers: headers, body: []) else { return nil }
-        return Entry(token: snapshot.token, entityTag: tag, ok: ok, notModified: notModified)
+        return Entry(token: snapshot.token, entityTag: tag, body: SharedBody(FeedRendering.body(group: key.group, generation: generation)),
+                     headers: headers, isFallback: snapshot.read.isFallback)
     }
 }

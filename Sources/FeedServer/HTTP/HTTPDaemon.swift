@@ -123,6 +123,15 @@ final class PendingRequest: @unchecked Sendable {
     var bodyTooLarge = false
     /// Set for `multipart/form-data` bodies, which stream into parts instead of `body`.
     var multipart: MultipartCollector?
+    private var id: String?
+
+    /// The request's id (the client's `X-Request-Id` when sane), made once.
+    func requestID(_ connection: OpaquePointer) -> String {
+        if let id { return id }
+        let made = RequestID.make(clientSupplied: MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"))
+        id = made
+        return made
+    }
 }
 
 // The access handler: first call creates the request state (no response yet, so keep-alive works),
@@ -175,7 +184,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
         headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body,
-        parts: parts)
+        parts: parts, id: pending.requestID(connection))
     pending.body = []
     pending.multipart = nil
     return respond(connection, context, pending, method: method, url: url, context.handler(request))
@@ -206,20 +215,10 @@ private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
 
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                      method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, _ response: HTTPResponse) -> MHD_Result {
-    let queued: MHD_Result
-    switch response.body {
-    case .prepared(let prepared):
-        queued = MHD_queue_response(connection, UInt32(prepared.status), prepared.handle)
-    case .bytes(let bytes):
-        guard let built = PreparedResponse(status: response.status, headers: response.headers, body: bytes) else { return mhdNo }
-        queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
-    case .file(let file):
-        guard let built = PreparedResponse(status: response.status, headers: response.headers,
-                                           fileDescriptor: file.takeDescriptor(), size: file.size) else { return mhdNo }
-        queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
-    }
+    let requestID = pending.requestID(connection)
+    guard let built = MHDResponse(response, extraHeaders: [("X-Request-Id", requestID)]) else { return mhdNo }
+    let queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
     context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,
-                       elapsedNanos: MonotonicClock.nanos() - pending.startNanos)
+                       elapsedNanos: MonotonicClock.nanos() - pending.startNanos, requestID: requestID)
     return queued
 }
-

@@ -36,6 +36,8 @@ struct HTTPRequest: Sendable {
     var body: [UInt8]
     /// The parts of a `multipart/form-data` body (parsed by `MHD_PostProcessor`); nil otherwise.
     var parts: [MultipartPart]?
+    /// The request id, also sent as `X-Request-Id` and written to the access log.
+    var id: String
 
     /// `Content-Type` without parameters, lowercased (`application/json; charset=utf-8` → `application/json`).
     var mediaType: String? {

@@ -1,20 +1,28 @@
 import FeedStore
 
-/// A response built by a route: status, headers and a body that is either bytes or prepared once.
+/// Bytes rendered once and sent by many responses without being copied (cached reads).
+final class SharedBody: Sendable {
+    /// The bytes.
+    let bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// A response built by a route: status, headers and a body.
 struct HTTPResponse: Sendable {
     /// What is sent as the body.
     enum Body: Sendable {
         /// Bytes built for this request.
         case bytes([UInt8])
-        /// A libmicrohttpd response built once and queued many times (cached reads).
-        case prepared(PreparedResponse)
+        /// Bytes rendered once and shared by every response that sends them.
+        case shared(SharedBody)
         /// A file sent by libmicrohttpd from its descriptor (`MHD_create_response_from_fd`).
         case file(OpenedFile)
     }
 
     /// The status code.
     var status: Int
-    /// Header fields (not used for `.prepared`, which carries its own).
+    /// Header fields.
     var headers: [(String, String)]
     /// The body.
     var body: Body
@@ -26,6 +34,13 @@ struct HTTPResponse: Sendable {
         self.body = .bytes(body)
     }
 
+    /// A response with a shared body.
+    init(status: Int, headers: [(String, String)], shared: SharedBody) {
+        self.status = status
+        self.headers = headers
+        body = .shared(shared)
+    }
+
     /// A response whose body is an open file.
     init(file: OpenedFile, headers: [(String, String)]) {
         status = 200
@@ -33,18 +48,11 @@ struct HTTPResponse: Sendable {
         body = .file(file)
     }
 
-    /// A response reusing a prepared libmicrohttpd response.
-    init(prepared: PreparedResponse) {
-        status = prepared.status
-        headers = []
-        body = .prepared(prepared)
-    }
-
-    /// Body size for the access log.
+    /// Body size for the access log and metrics.
     var bodyByteCount: Int {
         switch body {
         case .bytes(let bytes): return bytes.count
-        case .prepared(let prepared): return prepared.byteCount
+        case .shared(let shared): return shared.bytes.count
         case .file(let file): return file.size
         }
     }
@@ -52,5 +60,10 @@ struct HTTPResponse: Sendable {
     /// A JSON response.
     static func json(_ status: Int, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
+    }
+
+    /// The value of a header this response carries.
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 }

@@ -12,7 +12,7 @@ struct AssetRoutes: Sendable {
     let index = AssetIndexCache()
 
     var route: Route {
-        Route(prefix: "assets", parameterCount: 3, methods: ["GET": { serve($0) }])
+        Route("/assets/{group}/{generationId}/{name}", methods: ["GET": { serve($0) }])
     }
 
     func serve(_ routed: RoutedRequest) -> HTTPResponse {

@@ -1,19 +1,25 @@
 import FeedImaging
 import FeedStore
 
-/// `GET`, `HEAD` and `PUT /feeds/{group}`.
+/// `/feeds`, `/feeds/{group}` (read, publish, clear) and `/feeds/{group}/generations`.
 struct FeedRoutes: Sendable {
     let store: FeedStore
     let cache: FeedResponseCache
     let encoder: VipsImageEncoder
     let imagingThreads: Int
+    let metrics: Metrics
 
-    /// The route table entry.
-    var route: Route {
-        Route(prefix: "feeds", parameterCount: 1, methods: [
-            "GET": { read($0) },
-            "PUT": { publish($0) },
-        ])
+    /// The route table entries.
+    var routes: [Route] {
+        [
+            Route("/feeds", methods: ["GET": { _ in list() }]),
+            Route("/feeds/{group}", methods: [
+                "GET": { read($0) },
+                "PUT": { publish($0) },
+                "DELETE": { clear($0) },
+            ]),
+            Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }]),
+        ]
     }
 
     // MARK: GET / HEAD
@@ -28,8 +34,9 @@ struct FeedRoutes: Sendable {
         }
         switch cache.lookup(.init(group: group, schemaVersion: schemaVersion)) {
         case .feed(let entry):
+            if entry.isFallback { metrics.recordFallbackServed() }
             let notModified = Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: entry.entityTag)
-            return HTTPResponse(prepared: notModified ? entry.notModified : entry.ok)
+            return notModified ? entry.notModified : entry.ok
         case .noFeed(let read):
             return noFeedProblem(group: group, schemaVersion: schemaVersion, read: read).response
         }
@@ -75,12 +82,93 @@ struct FeedRoutes: Sendable {
                            detail: "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file part per asset (got \(request.headers["Content-Type"] ?? "no Content-Type")).",
                            headers: [("Accept-Put", "application/json, multipart/form-data")]).response
         }
+        let precondition: WritePrecondition?
+        switch Conditional.writePrecondition(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"]) {
+        case .failure(let problem): return problem.response
+        case .success(let condition): precondition = condition
+        }
+        let started = MonotonicClock.nanos()
         do {
-            let result = try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion, assets: upload.assetInputs)
+            let result = try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion,
+                                           assets: upload.assetInputs, precondition: precondition)
+            if case .published = result {
+                metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: true)
+            } else {
+                metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: false)
+            }
             return publishedResponse(group, result, packing: upload.packing)
         } catch {
             return PublishProblems.problem(for: error).response
         }
+    }
+
+    // MARK: DELETE
+
+    func clear(_ routed: RoutedRequest) -> HTTPResponse {
+        let group = routed.parameters[0]
+        if let problem = groupProblem(group) { return problem.response }
+        let request = routed.request
+        switch Conditional.writePrecondition(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"]) {
+        case .failure(let problem): return problem.response
+        case .success(let precondition):
+            do {
+                try store.clear(group: group, precondition: precondition)
+                return HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
+            } catch {
+                return PublishProblems.problem(for: error).response
+            }
+        }
+    }
+
+    // MARK: Listings
+
+    func list() -> HTTPResponse {
+        let groups: [JSONValue] = store.groups().map { group in
+            let served = store.read(group: group).served
+            return .object([
+                JSONMember("group", .string(group)),
+                JSONMember("generationId", served.map { .string($0.id) } ?? .null),
+                JSONMember("fingerprint", served.map { .string($0.fingerprint) } ?? .null),
+                JSONMember("generatedAtEpochMs", served.map { .number(String($0.generatedAtEpochMs)) } ?? .null),
+                JSONMember("schemaVersion", served.map { .number(String($0.schemaVersion)) } ?? .null),
+                JSONMember("url", .string("/feeds/\(group)")),
+            ])
+        }
+        return .json(200, CompactJSON.bytes(.object([JSONMember("groups", .array(groups))])) + [0x0A], headers: [("Cache-Control", "no-cache")])
+    }
+
+    func generations(_ routed: RoutedRequest) -> HTTPResponse {
+        let group = routed.parameters[0]
+        if let problem = groupProblem(group) { return problem.response }
+        let schemaVersion: Int?
+        switch SchemaVersionParameter.parse(header: nil, query: routed.request.query["schemaVersion"]) {
+        case .failure(let problem): return problem.response
+        case .success(let version): schemaVersion = version
+        }
+        guard let statuses = store.generations(group: group, schemaVersion: schemaVersion) else {
+            return Problem.notFound("There is no group '\(group)'.").response
+        }
+        let entries: [JSONValue] = statuses.map { status in
+            var members = [JSONMember("id", .string(status.id)), JSONMember("state", .string(status.state.rawValue)),
+                           JSONMember("reason", status.reason.map { .string($0) } ?? .null)]
+            if let generation = status.generation {
+                members += [
+                    JSONMember("schemaVersion", .number(String(generation.schemaVersion))),
+                    JSONMember("generatedAtEpochMs", .number(String(generation.generatedAtEpochMs))),
+                    JSONMember("fingerprint", .string(generation.fingerprint)),
+                    JSONMember("assets", .number(String(generation.assets.count))),
+                    JSONMember("assetBytes", .number(String(generation.assets.reduce(0) { $0 + $1.bytes }))),
+                ]
+            }
+            return .object(members)
+        }
+        let served = statuses.first { $0.state == .served }?.id
+        let body = CompactJSON.bytes(.object([
+            JSONMember("group", .string(group)),
+            JSONMember("served", served.map { .string($0) } ?? .null),
+            JSONMember("generations", .array(entries)),
+        ]))
+        return .json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
     }
 
     private func payloadTooLarge(_ size: Int) -> HTTPResponse {
@@ -147,6 +235,12 @@ enum PublishProblems {
         case .storage(let fileError):
             return Problem(status: 500, type: "storage-failure", title: "Storage failure",
                            detail: "Writing the generation failed (\(fileError)); nothing was published and the previous feed is still served.")
+        case .preconditionFailed(let served):
+            var problem = Problem(status: 412, type: "precondition-failed", title: "Precondition failed",
+                                  detail: served.map { "The served generation has fingerprint \($0); nothing was changed." }
+                                      ?? "The group has no feed; nothing was changed.")
+            if let served { problem.headers = [("ETag", Conditional.entityTag(served))] }
+            return problem
         }
     }
 }

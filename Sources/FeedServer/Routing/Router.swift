@@ -2,39 +2,78 @@
 struct RoutedRequest: Sendable {
     /// The original request.
     var request: HTTPRequest
-    /// Path segments after the route's prefix, each percent-decoded exactly once.
+    /// The values of the route's parameter segments, each percent-decoded exactly once.
     var parameters: [String]
 }
 
-/// One route family: a fixed first path segment and the methods it answers.
+/// One resource: a path pattern and the methods it answers.
 struct Route: Sendable {
-    /// The first path segment (`feeds`, `healthz`, ...).
-    var prefix: String
-    /// Number of segments after the prefix this route accepts.
-    var parameterCount: Int
+    /// A path segment of a pattern.
+    enum Segment: Sendable, Equatable {
+        /// Must equal this text.
+        case literal(String)
+        /// Any one segment, passed to the handler.
+        case parameter
+    }
+
+    /// The pattern, for example `[.literal("feeds"), .parameter, .literal("generations")]`.
+    var pattern: [Segment]
+    /// A name for metrics and logs, for example `/feeds/{group}/generations`.
+    var name: String
     /// Method → handler. `HEAD` is answered by the `GET` handler when not listed.
     var methods: [String: @Sendable (RoutedRequest) -> HTTPResponse]
+
+    /// Creates a route from a template such as `/feeds/{group}/generations`.
+    init(_ template: String, methods: [String: @Sendable (RoutedRequest) -> HTTPResponse]) {
+        name = template
+        pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? .parameter : .literal(String($0)) }
+        self.methods = methods
+    }
+
+    /// The parameter values when `segments` match the pattern.
+    func match(_ segments: [String]) -> [String]? {
+        guard segments.count == pattern.count else { return nil }
+        var parameters: [String] = []
+        for (segment, expected) in zip(segments, pattern) {
+            switch expected {
+            case .literal(let text): guard segment == text else { return nil }
+            case .parameter: parameters.append(segment)
+            }
+        }
+        return parameters
+    }
+
+    /// The methods it allows, `HEAD` included wherever `GET` is, for `Allow` headers.
+    var allowed: [String] {
+        var names = Set(methods.keys)
+        if names.contains("GET") { names.insert("HEAD") }
+        return names.sorted()
+    }
 }
 
 /// Splits the path, decodes each segment once, finds the route and method, or answers 404/405.
 struct Router: Sendable {
     let routes: [Route]
 
-    /// Routes one request.
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    /// What routing decided for a request.
+    enum Decision {
+        case handler(Route, RoutedRequest, @Sendable (RoutedRequest) -> HTTPResponse)
+        case problem(Route?, Problem)
+    }
+
+    /// Finds the handler for a request, or the problem to answer with.
+    func route(_ request: HTTPRequest) -> Decision {
         guard let segments = Self.segments(of: request.rawPath) else {
-            return Problem.badRequest("invalid-path", "Invalid path", "The path has a malformed percent-encoding or is not UTF-8.").response
+            return .problem(nil, .badRequest("invalid-path", "Invalid path", "The path has a malformed percent-encoding or is not UTF-8."))
         }
-        guard let first = segments.first,
-              let route = routes.first(where: { $0.prefix == first && $0.parameterCount == segments.count - 1 }) else {
-            return Problem.notFound("No resource at \(request.rawPath).").response
+        for route in routes {
+            guard let parameters = route.match(segments) else { continue }
+            let routed = RoutedRequest(request: request, parameters: parameters)
+            if let handler = route.methods[request.method] { return .handler(route, routed, handler) }
+            if request.method == "HEAD", let get = route.methods["GET"] { return .handler(route, routed, get) }
+            return .problem(route, .methodNotAllowed(request.method, allowed: route.allowed))
         }
-        let routed = RoutedRequest(request: request, parameters: Array(segments.dropFirst()))
-        if let handler = route.methods[request.method] { return handler(routed) }
-        if request.method == "HEAD", let get = route.methods["GET"] { return get(routed) }
-        var allowed = route.methods.keys.sorted()
-        if route.methods["GET"] != nil, route.methods["HEAD"] == nil { allowed.append("HEAD") }
-        return Problem.methodNotAllowed(request.method, allowed: allowed.sorted()).response
+        return .problem(nil, .notFound("No resource at \(request.rawPath)."))
     }
 
     /// Path segments, each decoded once; nil when an escape is malformed. `/a//b/` → `["a", "", "b"]`

@@ -27,20 +27,26 @@ struct FeedPublisher {
         var fingerprint: String
     }
 
-    /// Publishes the draft unless the served feed already has its fingerprint.
-    func publish(_ draft: Draft) throws(PublishError) -> PublishResult {
+    /// Publishes the draft unless the served feed already has its fingerprint; with a
+    /// precondition, only when it holds (checked again under the lock).
+    func publish(_ draft: Draft, precondition: WritePrecondition? = nil) throws(PublishError) -> PublishResult {
         // Until the lock file exists, taking the lock would write it: check without the lock
         // first so an unchanged publish writes nothing at all (answering from that snapshot is
         // linearisable). Once it exists, the check under the lock is the only read.
-        if fileSystem.status(layout.lockFile) == nil,
-           let served = reader.read(schemaVersion: nil).served, served.fingerprint == draft.fingerprint {
-            return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
+        if fileSystem.status(layout.lockFile) == nil {
+            let served = reader.read(schemaVersion: nil).served
+            if let precondition, !precondition.holds(for: served) { throw .preconditionFailed(servedFingerprint: served?.fingerprint) }
+            if let served, served.fingerprint == draft.fingerprint {
+                return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
+            }
         }
         do {
             try prepareGroupFolders()
             let lock = try fileSystem.lockExclusive(layout.lockFile)
             defer { lock.unlock() }
-            return try publishLocked(draft)
+            return try publishLocked(draft, precondition: precondition)
+        } catch let error as PublishError {
+            throw error
         } catch let error as FileSystemError {
             throw .storage(error)
         } catch {
@@ -48,8 +54,11 @@ struct FeedPublisher {
         }
     }
 
-    private func publishLocked(_ draft: Draft) throws -> PublishResult {
+    private func publishLocked(_ draft: Draft, precondition: WritePrecondition?) throws -> PublishResult {
         let before = reader.inspect(schemaVersion: nil)
+        if let precondition, !precondition.holds(for: before.read.served) {
+            throw PublishError.preconditionFailed(servedFingerprint: before.read.served?.fingerprint)
+        }
         if let served = before.read.served, served.fingerprint == draft.fingerprint {
             return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
         }
@@ -179,5 +188,32 @@ struct FeedPublisher {
     private func mayHaveExpired(_ id: String, now: Int64) -> Bool {
         guard let created = GenerationID.epochMs(of: id) else { return true }
         return now - created >= configuration.gracePeriodMs
+    }
+
+    /// Clears the group: `generations/` is renamed out of readers' sight in one step, the pointer
+    /// removed, both flushed, then the old generations deleted. The group folder and its lock stay.
+    func clear(precondition: WritePrecondition?) throws(PublishError) -> Generation? {
+        guard fileSystem.status(layout.directory)?.kind == .directory else {
+            if let precondition, !precondition.holds(for: nil) { throw .preconditionFailed(servedFingerprint: nil) }
+            return nil
+        }
+        do {
+            let lock = try fileSystem.lockExclusive(layout.lockFile)
+            defer { lock.unlock() }
+            let served = reader.read(schemaVersion: nil).served
+            if let precondition, !precondition.holds(for: served) { throw PublishError.preconditionFailed(servedFingerprint: served?.fingerprint) }
+            let doomed = layout.directory + "/.deleted-generations-\(clock.nowEpochMs())"
+            if fileSystem.status(layout.generations) != nil { try fileSystem.rename(layout.generations, to: doomed) }
+            try fileSystem.removeTree(layout.pointer)
+            try fileSystem.syncDirectory(layout.directory)
+            try fileSystem.removeTree(doomed)
+            return served
+        } catch let error as PublishError {
+            throw error
+        } catch let error as FileSystemError {
+            throw .storage(error)
+        } catch {
+            throw .storage(FileSystemError(kind: .other, operation: "clear", path: layout.directory))
+        }
     }
 }

@@ -138,4 +138,9 @@ struct FeedReader {
             return .unusable("current.json cannot be read: \(error)")
         }
     }
+
+    /// Whether `path` is a real folder.
+    static func directoryExists(_ path: String, fileSystem: any FileSystem) -> Bool {
+        fileSystem.status(path)?.kind == .directory
+    }
 }

@@ -14,7 +14,7 @@ public final class FeedStore: Sendable {
     public let root: String
     /// Retention and limits.
     public let configuration: FeedStoreConfiguration
-    private let fileSystem: any FileSystem
+    let fileSystem: any FileSystem
     private let clock: any FeedClock
     private let notifier: any PublishNotifier
     private let retention = RetentionSchedule()
@@ -34,7 +34,8 @@ public final class FeedStore: Sendable {
 
     /// Publishes raw JSON payload bytes with assets; `unchanged` (nothing written) when the
     /// served feed already has the resulting fingerprint.
-    public func publish(group: String, payloadJSON: [UInt8], schemaVersion: Int = 1, assets: [AssetInput] = []) throws(PublishError) -> PublishResult {
+    public func publish(group: String, payloadJSON: [UInt8], schemaVersion: Int = 1, assets: [AssetInput] = [],
+                        precondition: WritePrecondition? = nil) throws(PublishError) -> PublishResult {
         let layout = try validatedLayout(group)
         try validate(assets)
         let compact: [UInt8]
@@ -47,7 +48,7 @@ public final class FeedStore: Sendable {
             fingerprint: Fingerprint.compute(schemaVersion: schemaVersion, compactPayload: compact, assets: stored.map(\.fingerprintLine)))
         let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
                                       clock: clock, schedule: retention)
-        let result = try publisher.publish(draft)
+        let result = try publisher.publish(draft, precondition: precondition)
         if case .published(let id, let fingerprint, _) = result {
             notifier.feedPublished(PublishEvent(group: group, generationId: id, fingerprint: fingerprint, directory: layout.generation(id)))
         }
@@ -74,6 +75,16 @@ public final class FeedStore: Sendable {
             if let reason = SafeName.problem(with: asset.name) { throw .invalidAssetName(asset.name, reason: reason) }
             guard names.insert(asset.name).inserted else { throw .duplicateAssetName(asset.name) }
         }
+    }
+
+    /// Removes every generation and the pointer of a group (readers then find no feed), when
+    /// the precondition holds; returns what was served before (nil: there was no feed).
+    @discardableResult
+    public func clear(group: String, precondition: WritePrecondition? = nil) throws(PublishError) -> Generation? {
+        let layout = try validatedLayout(group)
+        let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
+                                      clock: clock, schedule: retention)
+        return try publisher.clear(precondition: precondition)
     }
 
     // MARK: Read

@@ -80,6 +80,8 @@ public enum PublishError: Error, Equatable, Sendable, CustomStringConvertible {
     case unencodablePayload(String)
     /// The disk refused the write; the previous feed is untouched.
     case storage(FileSystemError)
+    /// The write's precondition did not hold; `servedFingerprint` is what is served now (nil: no feed).
+    case preconditionFailed(servedFingerprint: String?)
 
     /// A readable account of the problem.
     public var description: String {
@@ -90,6 +92,7 @@ public enum PublishError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidPayload(let error): return "payload is not valid JSON: \(error)"
         case .unencodablePayload(let detail): return "payload could not be encoded: \(detail)"
         case .storage(let error): return "storage failure: \(error)"
+        case .preconditionFailed(let served): return "precondition failed; served fingerprint is \(served ?? "none")"
         }
     }
 }

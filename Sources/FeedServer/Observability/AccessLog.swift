@@ -20,15 +20,16 @@ struct AccessLog: Sendable {
     /// Logs to stderr when `enabled`.
     init(enabled: Bool) { fileDescriptor = enabled ? STDERR_FILENO : -1 }
 
-    /// Writes one line with a single `write(2)` so lines from worker threads never interleave.
-    func record(method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, status: Int, bytes: Int, elapsedNanos: Int64) {
+    /// Writes one line with a single `write(2)` so lines from worker threads never interleave:
+    /// `<method> <path> <status> <bytes> <ms>ms id=<request id>`.
+    func record(method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, status: Int, bytes: Int, elapsedNanos: Int64, requestID: String) {
         guard fileDescriptor >= 0 else { return }
         let micros = elapsedNanos / 1000
         let millis = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
         var line = Array(String(cString: method).utf8)
         line.append(0x20)
         line.append(contentsOf: sanitized(path))
-        line.append(contentsOf: " \(status) \(bytes) \(millis)ms\n".utf8)
+        line.append(contentsOf: " \(status) \(bytes) \(millis)ms id=\(requestID)\n".utf8)
         _ = line.withUnsafeBytes { write(fileDescriptor, $0.baseAddress, $0.count) }
     }
 

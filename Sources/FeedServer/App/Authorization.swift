@@ -1,0 +1,63 @@
+import FeedStore
+
+/// Bearer tokens: `--token` guards writes (PUT, DELETE), `--read-token` guards reads when set.
+/// `/healthz` and CORS preflights stay open. Tokens are compared in constant time.
+struct Authorization: Sendable {
+    let writeToken: String?
+    let readToken: String?
+
+    /// Routes anyone may call whatever the tokens.
+    static let openRoutes: Set<String> = ["/healthz"]
+
+    /// The 401 to answer with, or nil when the request may proceed.
+    func denial(for request: HTTPRequest, route: String) -> Problem? {
+        guard !Self.openRoutes.contains(route), request.method != "OPTIONS" else { return nil }
+        let isWrite = !["GET", "HEAD"].contains(request.method)
+        let accepted = isWrite ? [writeToken].compactMap { $0 } : [readToken, readToken == nil ? nil : writeToken].compactMap { $0 }
+        guard isWrite ? writeToken != nil : readToken != nil else { return nil }
+        let presented = Self.bearer(request.headers["Authorization"])
+        if let presented, accepted.contains(where: { Self.constantTimeEqual($0, presented) }) { return nil }
+        let challenge = presented == nil ? "Bearer realm=\"feed-server\"" : "Bearer realm=\"feed-server\", error=\"invalid_token\""
+        return Problem(status: 401, type: "unauthorized", title: "Unauthorized",
+                       detail: presented == nil
+                           ? "This \(isWrite ? "write" : "read") needs an Authorization: Bearer <token> header."
+                           : "The bearer token is not valid for this \(isWrite ? "write" : "read").",
+                       headers: [("WWW-Authenticate", challenge)])
+    }
+
+    private static func bearer(_ header: String?) -> String? {
+        guard let header, header.utf8.count > 7, header.lowercased().hasPrefix("bearer ") else { return nil }
+        return String(header.dropFirst(7)).trimmingSpaces()
+    }
+
+    /// Compares SHA-256 digests byte by byte without an early exit, so neither the position of
+    /// the first difference nor the token's length shows in the timing.
+    static func constantTimeEqual(_ expected: String, _ presented: String) -> Bool {
+        let a = SHA256Hash.digest(Array(expected.utf8)), b = SHA256Hash.digest(Array(presented.utf8))
+        var difference: UInt8 = 0
+        for index in 0..<a.count { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}
+
+/// `--cors-origin`: lets a page served from another origin call the API (off by default).
+struct CORSPolicy: Sendable {
+    let origin: String
+
+    /// Adds the CORS response headers.
+    func decorate(_ response: inout HTTPResponse) {
+        response.headers.append(("Access-Control-Allow-Origin", origin))
+        if origin != "*" { response.headers.append(("Vary", "Origin")) }
+        response.headers.append(("Access-Control-Expose-Headers", "ETag, Location, X-Feed-Generation, X-Feed-Fallback, X-Request-Id"))
+    }
+
+    /// The preflight answer for a route.
+    func preflight(allowed: [String]) -> HTTPResponse {
+        HTTPResponse(status: 204, headers: [
+            ("Access-Control-Allow-Methods", allowed.joined(separator: ", ")),
+            ("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match, X-Schema-Version, X-Request-Id, Last-Event-ID"),
+            ("Access-Control-Max-Age", "600"),
+            ("Allow", (allowed + ["OPTIONS"]).joined(separator: ", ")),
+        ])
+    }
+}

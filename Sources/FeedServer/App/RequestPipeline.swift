@@ -1,0 +1,33 @@
+/// What every request goes through: routing, `OPTIONS`, authorization, the handler, CORS headers,
+/// metrics. (Request ids and the access log are the daemon's, so even its own 413s have them.)
+struct RequestPipeline: Sendable {
+    let router: Router
+    let authorization: Authorization
+    let cors: CORSPolicy?
+    let metrics: Metrics
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        var routeName = "unmatched"
+        var response: HTTPResponse
+        switch router.route(request) {
+        case .problem(let route, let problem):
+            routeName = route?.name ?? routeName
+            if request.method == "OPTIONS", let route {
+                response = cors?.preflight(allowed: route.allowed)
+                    ?? HTTPResponse(status: 204, headers: [("Allow", (route.allowed + ["OPTIONS"]).joined(separator: ", "))])
+            } else {
+                response = problem.response
+            }
+        case .handler(let route, let routed, let handler):
+            routeName = route.name
+            if let denial = authorization.denial(for: request, route: route.name) {
+                response = denial.response
+            } else {
+                response = handler(routed)
+            }
+        }
+        cors?.decorate(&response)
+        metrics.recordRequest(route: routeName, method: request.method, status: response.status, bytes: response.bodyByteCount)
+        return response
+    }
+}

@@ -1,0 +1,82 @@
+import Synchronization
+
+/// Counters and a latency histogram, rendered in the Prometheus text format (0.0.4) at `/metrics`.
+final class Metrics: Sendable {
+    private struct RequestKey: Hashable {
+        var route: String
+        var method: String
+        var status: Int
+    }
+
+    private struct Histogram {
+        static let bounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+        var counts = [Int](repeating: 0, count: bounds.count)
+        var sum = 0.0
+        var count = 0
+
+        mutating func observe(_ seconds: Double) {
+            for (index, bound) in Self.bounds.enumerated() where seconds <= bound { counts[index] += 1 }
+            sum += seconds
+            count += 1
+        }
+    }
+
+    private let requests = Mutex<[RequestKey: Int]>([:])
+    private let publishLatency = Mutex(Histogram())
+    private let bytesServed = Atomic<Int>(0)
+    private let published = Atomic<Int>(0)
+    private let unchanged = Atomic<Int>(0)
+    private let fallbacksServed = Atomic<Int>(0)
+    /// Long-poll and event-stream clients waiting now (none until live updates exist).
+    let openWaiters = Atomic<Int>(0)
+
+    /// Counts a finished request by route template, method and status, and its body bytes.
+    func recordRequest(route: String, method: String, status: Int, bytes: Int) {
+        requests.withLock { $0[RequestKey(route: route, method: method, status: status), default: 0] += 1 }
+        bytesServed.add(bytes, ordering: .relaxed)
+    }
+
+    /// Records a publish's duration and outcome.
+    func recordPublish(seconds: Double, changed: Bool) {
+        publishLatency.withLock { $0.observe(seconds) }
+        if changed {
+            published.add(1, ordering: .relaxed)
+        } else {
+            unchanged.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Counts a read answered with a fallback generation.
+    func recordFallbackServed() { fallbacksServed.add(1, ordering: .relaxed) }
+
+    /// The exposition text.
+    func render() -> String {
+        var lines: [String] = []
+        func family(_ name: String, _ type: String, _ help: String) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+        }
+        family("feedserver_http_requests_total", "counter", "HTTP requests by route template, method and status.")
+        for (key, count) in requests.withLock({ $0 }).sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            lines.append("feedserver_http_requests_total{route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)")
+        }
+        family("feedserver_http_response_body_bytes_total", "counter", "Response body bytes sent (HEAD counts the bytes a GET would send).")
+        lines.append("feedserver_http_response_body_bytes_total \(bytesServed.load(ordering: .relaxed))")
+        family("feedserver_publishes_total", "counter", "Publishes by result.")
+        lines.append("feedserver_publishes_total{result=\"published\"} \(published.load(ordering: .relaxed))")
+        lines.append("feedserver_publishes_total{result=\"unchanged\"} \(unchanged.load(ordering: .relaxed))")
+        family("feedserver_publish_duration_seconds", "histogram", "Time to publish (canonicalise, encode images, write durably).")
+        let histogram = publishLatency.withLock { $0 }
+        for (index, bound) in Histogram.bounds.enumerated() {
+            lines.append("feedserver_publish_duration_seconds_bucket{le=\"\(bound)\"} \(histogram.counts[index])")
+        }
+        lines.append("feedserver_publish_duration_seconds_bucket{le=\"+Inf\"} \(histogram.count)")
+        lines.append("feedserver_publish_duration_seconds_sum \(histogram.sum)")
+        lines.append("feedserver_publish_duration_seconds_count \(histogram.count)")
+        family("feedserver_fallbacks_served_total", "counter", "Reads answered with a generation other than the pointer's current one.")
+        lines.append("feedserver_fallbacks_served_total \(fallbacksServed.load(ordering: .relaxed))")
+        family("feedserver_open_waiters", "gauge", "Clients waiting for a change (long-poll, event streams).")
+        lines.append("feedserver_open_waiters \(openWaiters.load(ordering: .relaxed))")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,78 @@
+/// One generation folder as a puzzled user needs to see it: what it is to readers, and why.
+public struct GenerationStatus: Equatable, Sendable {
+    /// What the generation is to a reader.
+    public enum State: String, Equatable, Sendable {
+        /// The generation readers get now.
+        case served
+        /// Listed in `current.json` as a fallback, and readable.
+        case kept
+        /// Readable, but no longer in `current.json`: removed once its grace period is over.
+        case retired
+        /// Readable, but not of the schema version asked for.
+        case wrongSchema = "wrong-schema"
+        /// Not readable (missing or unparsable `feed.json`, torn assets, unsafe id, ...).
+        case corrupt
+        /// A `.tmp` folder: a write in progress, or what a crash left (removed by the next publish).
+        case inProgress = "in-progress"
+        /// Named by `current.json` but not on disk.
+        case missing
+    }
+
+    /// The folder name (or the id `current.json` gives).
+    public var id: String
+    /// Its state.
+    public var state: State
+    /// Why, for every state but `served`.
+    public var reason: String?
+    /// What its envelope says, when readable.
+    public var generation: Generation?
+}
+
+extension FeedReader {
+    /// Every generation folder, newest first, plus ids the pointer names that are not on disk.
+    func statuses(schemaVersion: Int?) -> [GenerationStatus] {
+        let inspection = inspect(schemaVersion: schemaVersion)
+        let served = inspection.read.served?.id
+        let previous = Set(inspection.pointed.dropFirst())
+        let folders = ((try? fileSystem.listDirectory(layout.generations)) ?? []).filter(\.isDirectory).map(\.name).sorted(by: >)
+        var result: [GenerationStatus] = []
+        for id in folders {
+            if id.hasSuffix(GenerationID.temporarySuffix) {
+                result.append(GenerationStatus(id: id, state: .inProgress, reason: "a write in progress, or what a crash left; readers ignore it", generation: nil))
+                continue
+            }
+            switch load(id, schemaVersion: schemaVersion) {
+            case .success(let generation):
+                let state: GenerationStatus.State = id == served ? .served : previous.contains(id) ? .kept : .retired
+                let reason: String? = switch state {
+                case .served: nil
+                case .kept: "listed in current.json as a fallback"
+                default: "not in current.json; deleted once its grace period is over"
+                }
+                result.append(GenerationStatus(id: id, state: state, reason: reason, generation: generation))
+            case .failure(let reason):
+                if case .wrongSchema = reason {
+                    result.append(GenerationStatus(id: id, state: .wrongSchema, reason: reason.description,
+                                                   generation: try? load(id, schemaVersion: nil).get()))
+                } else {
+                    result.append(GenerationStatus(id: id, state: .corrupt, reason: reason.description, generation: nil))
+                }
+            }
+        }
+        for id in inspection.pointed where !folders.contains(id) {
+            result.append(GenerationStatus(id: id, state: .missing, reason: SafeName.isSafe(id) ? "named by current.json but not on disk" : "named by current.json but not a safe name", generation: nil))
+        }
+        return result
+    }
+}
+
+extension FeedStore {
+    /// Every generation of a group with its state and the reason for it (nil: no such group).
+    public func generations(group: String, schemaVersion: Int? = nil) -> [GenerationStatus]? {
+        guard SafeName.isSafe(group) else { return nil }
+        let layout = GroupLayout(root: root, group: group)
+        guard FeedReader.directoryExists(layout.directory, fileSystem: fileSystem) else { return nil }
+        return FeedReader(fileSystem: fileSystem, layout: layout, maxEnvelopeBytes: configuration.maxEnvelopeBytes)
+            .statuses(schemaVersion: schemaVersion)
+    }
+}
