@@ -7,11 +7,11 @@ struct RequestPipeline: Sendable {
     let metrics: Metrics
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
-        var routeName = "unmatched"
+        var routeIndex = -1
         var response: HTTPResponse
         switch router.route(request) {
         case .problem(let route, let problem):
-            routeName = route?.name ?? routeName
+            routeIndex = route?.index ?? -1
             if request.method == "OPTIONS", let route {
                 response = cors?.preflight(allowed: route.allowed)
                     ?? HTTPResponse(status: 204, headers: [("Allow", (route.allowed + ["OPTIONS"]).joined(separator: ", "))])
@@ -19,7 +19,7 @@ struct RequestPipeline: Sendable {
                 response = problem.response
             }
         case .handler(let route, let routed, let handler):
-            routeName = route.name
+            routeIndex = route.index
             if let denial = authorization.denial(for: request, route: route.name) {
                 response = denial.response
             } else {
@@ -27,7 +27,7 @@ struct RequestPipeline: Sendable {
             }
         }
         cors?.decorate(&response)
-        metrics.recordRequest(route: routeName, method: request.method, status: response.status, bytes: response.bodyByteCount)
+        metrics.recordRequest(route: routeIndex, method: request.method, status: response.status, bytes: response.bodyByteCount)
         return response
     }
 }

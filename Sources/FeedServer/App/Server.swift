@@ -40,8 +40,10 @@ final class Server: Sendable {
         let metrics = Metrics()
         self.metrics = metrics
         let feeds = FeedRoutes(store: store, cache: FeedResponseCache(store: store), encoder: encoder, imagingThreads: threads, metrics: metrics)
+        let router = Router(routes: feeds.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes)
+        metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(
-            router: Router(routes: feeds.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes),
+            router: router,
             authorization: Authorization(writeToken: options.token, readToken: options.readToken),
             cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
             metrics: metrics)

@@ -23,18 +23,20 @@ final class FeedResponseCache: Sendable {
         /// Whether candidates were skipped to reach the served generation.
         let isFallback: Bool
 
+        /// The `200` response (built once; sharing it copies nothing but references).
+        let ok: HTTPResponse
+        /// The `304` response.
+        let notModified: HTTPResponse
+
         init(token: ChangeToken, entityTag: String, body: SharedBody, headers: [(String, String)], isFallback: Bool) {
             self.token = token
             self.entityTag = entityTag
             self.body = body
             self.headers = headers
             self.isFallback = isFallback
+            ok = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, shared: body)
+            notModified = HTTPResponse(status: 304, headers: headers)
         }
-
-        /// The `200` response.
-        var ok: HTTPResponse { HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, shared: body) }
-        /// The `304` response.
-        var notModified: HTTPResponse { HTTPResponse(status: 304, headers: headers) }
     }
 
     /// The result of a lookup.

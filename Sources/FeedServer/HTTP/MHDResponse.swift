@@ -33,9 +33,11 @@ final class MHDResponse {
             if created == nil { close(fd) }
         }
         guard let created else { return nil }
-        for (name, value) in response.headers + extraHeaders where MHD_add_response_header(created, name, value) != mhdYes {
-            MHD_destroy_response(created)
-            return nil
+        for headers in [response.headers, extraHeaders] {
+            for (name, value) in headers where MHD_add_response_header(created, name, value) != mhdYes {
+                MHD_destroy_response(created)
+                return nil
+            }
         }
         handle = created
     }

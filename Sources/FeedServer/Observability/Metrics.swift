@@ -21,7 +21,6 @@ final class Metrics: Sendable {
         }
     }
 
-    private let requests = Mutex<[RequestKey: Int]>([:])
     private let publishLatency = Mutex(Histogram())
     private let bytesServed = Atomic<Int>(0)
     private let published = Atomic<Int>(0)
@@ -30,10 +29,33 @@ final class Metrics: Sendable {
     /// Long-poll and event-stream clients waiting now (none until live updates exist).
     let openWaiters = Atomic<Int>(0)
 
+    private let counts = Mutex<[Int: Int]>([:])
+    private let names = Mutex<[String]>([])
+
     /// Counts a finished request by route template, method and status, and its body bytes.
-    func recordRequest(route: String, method: String, status: Int, bytes: Int) {
-        requests.withLock { $0[RequestKey(route: route, method: method, status: status), default: 0] += 1 }
+    /// (Keyed by small integers: this runs on every request.)
+    func recordRequest(route: Int, method: String, status: Int, bytes: Int) {
+        let key = route << 24 | Self.methodCode(method) << 12 | status
+        counts.withLock { $0[key, default: 0] += 1 }
         bytesServed.add(bytes, ordering: .relaxed)
+    }
+
+    /// Registers the route templates; `recordRequest` refers to them by position (-1: unmatched).
+    func register(routes: [String]) { names.withLock { $0 = routes } }
+
+    private static let methods = ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "POST", "PATCH"]
+    private static func methodCode(_ method: String) -> Int { methods.firstIndex(of: method) ?? methods.count }
+
+    private func requestCounts() -> [RequestKey: Int] {
+        let routeNames = names.withLock { $0 }
+        var result: [RequestKey: Int] = [:]
+        for (key, count) in counts.withLock({ $0 }) {
+            let route = key >> 24
+            let method = (key >> 12) & 0xFFF
+            result[RequestKey(route: route >= 0 && route < routeNames.count ? routeNames[route] : "unmatched",
+                              method: method < Self.methods.count ? Self.methods[method] : "other", status: key & 0xFFF), default: 0] += count
+        }
+        return result
     }
 
     /// Records a publish's duration and outcome.
@@ -57,7 +79,7 @@ final class Metrics: Sendable {
             lines.append("# TYPE \(name) \(type)")
         }
         family("feedserver_http_requests_total", "counter", "HTTP requests by route template, method and status.")
-        for (key, count) in requests.withLock({ $0 }).sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+        for (key, count) in requestCounts().sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
             lines.append("feedserver_http_requests_total{route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)")
         }
         family("feedserver_http_response_body_bytes_total", "counter", "Response body bytes sent (HEAD counts the bytes a GET would send).")

@@ -22,6 +22,8 @@ struct Route: Sendable {
     var name: String
     /// Method → handler. `HEAD` is answered by the `GET` handler when not listed.
     var methods: [String: @Sendable (RoutedRequest) -> HTTPResponse]
+    /// Its position in the router's table (set by `Router`), for metrics.
+    var index = -1
 
     /// Creates a route from a template such as `/feeds/{group}/generations`.
     init(_ template: String, methods: [String: @Sendable (RoutedRequest) -> HTTPResponse]) {
@@ -54,6 +56,15 @@ struct Route: Sendable {
 /// Splits the path, decodes each segment once, finds the route and method, or answers 404/405.
 struct Router: Sendable {
     let routes: [Route]
+
+    /// A router over `routes`, numbering them for metrics.
+    init(routes: [Route]) {
+        self.routes = routes.enumerated().map { index, route in
+            var numbered = route
+            numbered.index = index
+            return numbered
+        }
+    }
 
     /// What routing decided for a request.
     enum Decision {
