@@ -19,7 +19,8 @@ import Testing
             let updated = try client.put("/feeds/g", json: "[2]", headers: [("If-Match", tag)])
             #expect(updated.status == 201)
             #expect(try client.put("/feeds/g", json: "[3]", headers: [("If-Match", "junk")]).status == 400)
-            #expect(try client.put("/feeds/g", json: "[3]", headers: [("If-Match", tag), ("If-None-Match", "*")]).status == 400)
+            #expect(try client.put("/feeds/g", json: "[3]", headers: [("If-Match", tag), ("If-None-Match", "*")]).status == 412, "both must hold")
+            #expect(try client.put("/feeds/g", json: "[3]", headers: [("If-Match", "")]).status == 412, "an empty list never matches")
             #expect(try client.get("/feeds/g").json["payload"] as? [Int] == [2])
         }
     }
@@ -90,6 +91,8 @@ import Testing
             let forSchema1 = try #require(try client.get("/feeds/b/generations?schemaVersion=1").json["generations"] as? [[String: Any]])
             #expect(forSchema1.first { $0["id"] as? String == third.json["generationId"] as? String }?["state"] as? String == "wrong-schema")
             #expect(try client.get("/feeds/nope/generations").status == 404)
+            #expect(try client.request("DELETE", "/feeds/a").status == 204)
+            #expect(try client.get("/feeds/a/generations").status == 404, "a cleared group has no generations resource")
             #expect(try client.head("/feeds/b/generations").status == 200)
         }
     }

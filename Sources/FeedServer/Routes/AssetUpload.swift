@@ -69,10 +69,8 @@ struct AssetUpload {
                 payload = part.bytes
                 continue
             }
-            guard let name = part.filename else {
-                return .failure(.badRequest("malformed-multipart", "Unexpected form field",
-                                            "Part '\(part.name)' has no filename; only 'payload' may be a plain field, assets are file parts."))
-            }
+            // The asset name is the part's filename; a part without one is named by its field.
+            let name = part.filename ?? part.name
             if let reason = SafeName.problem(with: name) {
                 return .failure(.badRequest("invalid-asset-name", "Invalid asset name",
                                             "Asset name '\(name)' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..')."))

@@ -62,6 +62,17 @@ struct FeedRoutes: Sendable {
         case .failure(let problem): return problem.response
         case .success(let version): schemaVersion = version ?? 1
         }
+        // Every parameter is checked before any state is looked at (400 before 412).
+        let uploadOptions: AssetUpload.Options
+        switch AssetUpload.options(from: request.query) {
+        case .failure(let problem): return problem.response
+        case .success(let options): uploadOptions = options
+        }
+        let precondition: WritePrecondition?
+        switch Conditional.writePrecondition(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"]) {
+        case .failure(let problem): return problem.response
+        case .success(let condition): precondition = condition
+        }
         let upload: AssetUpload
         switch request.mediaType {
         case "application/json":
@@ -70,9 +81,7 @@ struct FeedRoutes: Sendable {
             }
             upload = AssetUpload(payload: request.body, packing: AssetBudget.Result())
         case "multipart/form-data":
-            switch AssetUpload.options(from: request.query).flatMap({ options in
-                AssetUpload.prepare(parts: request.parts ?? [], options: options, encoder: encoder, threads: imagingThreads)
-            }) {
+            switch AssetUpload.prepare(parts: request.parts ?? [], options: uploadOptions, encoder: encoder, threads: imagingThreads) {
             case .failure(let problem): return problem.response
             case .success(let prepared): upload = prepared
             }
@@ -81,11 +90,6 @@ struct FeedRoutes: Sendable {
             return Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
                            detail: "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file part per asset (got \(request.headers["Content-Type"] ?? "no Content-Type")).",
                            headers: [("Accept-Put", "application/json, multipart/form-data")]).response
-        }
-        let precondition: WritePrecondition?
-        switch Conditional.writePrecondition(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"]) {
-        case .failure(let problem): return problem.response
-        case .success(let condition): precondition = condition
         }
         let started = MonotonicClock.nanos()
         do {
@@ -257,8 +261,9 @@ enum SchemaVersionParameter {
                                             "The \(source) must be an integer from 0 to 2147483647 (got '\(text)')."))
             }
             if let earlier = found, earlier != Int(value) {
-                return .failure(.badRequest("invalid-schema-version", "Conflicting schema versions",
-                                            "The X-Schema-Version header (\(earlier)) and schemaVersion parameter (\(value)) differ."))
+                // Each is well-formed; together they contradict each other: 422, not 400.
+                return .failure(Problem(status: 422, type: "conflicting-schema-versions", title: "Conflicting schema versions",
+                                        detail: "The X-Schema-Version header (\(earlier)) and schemaVersion parameter (\(value)) differ; send one, or the same value in both."))
             }
             found = Int(value)
         }

@@ -25,29 +25,71 @@ enum Conditional {
         }
     }
 
+    /// One member of an `If-Match` / `If-None-Match` list.
+    enum TagListMember: Equatable {
+        case any
+        case strong(String)
+        case weak(String)
+    }
+
+    /// Parses `*` or a comma-separated list of entity tags (RFC 9110 §8.8.3: `W/"..."` or `"..."`,
+    /// commas allowed inside the quotes); nil when the list is malformed.
+    static func parseTagList(_ header: String) -> [TagListMember]? {
+        let bytes = Array(header.utf8)
+        var members: [TagListMember] = []
+        var index = 0
+        func skipSeparators() { while index < bytes.count, [0x20, 0x09, UInt8(ascii: ",")].contains(bytes[index]) { index += 1 } }
+        skipSeparators()
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "*") {
+                members.append(.any)
+                index += 1
+            } else {
+                var weak = false
+                if index + 1 < bytes.count, bytes[index] == UInt8(ascii: "W"), bytes[index + 1] == UInt8(ascii: "/") {
+                    weak = true
+                    index += 2
+                }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+                guard let close = bytes[(index + 1)...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                let tag = String(decoding: bytes[(index + 1)..<close], as: UTF8.self)
+                members.append(weak ? .weak(tag) : .strong(tag))
+                index = close + 1
+            }
+            let before = index
+            skipSeparators()
+            if index == before, index < bytes.count { return nil }
+        }
+        return members
+    }
+
     /// The write precondition of `If-Match` / `If-None-Match` on `PUT` and `DELETE`, as S3 does it:
     /// `If-Match: *` (a feed exists), `If-Match: "<fingerprint>", ...` (strong comparison: weak
-    /// tags never match), `If-None-Match: *` (no feed yet). Both at once is a 400.
+    /// tags never match, so an empty or weak-only list never holds), `If-None-Match: *` (no feed
+    /// yet). Both headers: both must hold (RFC 9110 §13.2.2 evaluates them in that order).
     static func writePrecondition(ifMatch: String?, ifNoneMatch: String?) -> Result<WritePrecondition?, Problem> {
-        switch (ifMatch, ifNoneMatch) {
-        case (nil, nil):
-            return .success(nil)
-        case (let match?, nil):
-            let tags = match.split(separator: ",").map { $0.trimmingSpaces() }
-            if tags == ["*"] { return .success(.anyFeed) }
-            let fingerprints = tags.filter { $0.hasPrefix("\"") && $0.hasSuffix("\"") && $0.count >= 2 }.map { String($0.dropFirst().dropLast()) }
-            guard !fingerprints.isEmpty || tags.allSatisfy({ $0.hasPrefix("W/") }) else {
-                return .failure(.badRequest("invalid-precondition", "Invalid If-Match", "If-Match takes * or quoted entity tags (got '\(match)')."))
+        var conditions: [WritePrecondition] = []
+        if let ifMatch {
+            guard let members = parseTagList(ifMatch) else {
+                return .failure(.badRequest("invalid-precondition", "Invalid If-Match", "If-Match takes * or quoted entity tags (got '\(ifMatch)')."))
             }
-            return .success(.servedFingerprint(in: fingerprints))
-        case (nil, let noneMatch?):
-            guard noneMatch.trimmingSpaces() == "*" else {
+            if members.contains(.any) {
+                conditions.append(.anyFeed)
+            } else {
+                conditions.append(.servedFingerprint(in: members.compactMap { if case .strong(let tag) = $0 { return tag } else { return nil } }))
+            }
+        }
+        if let ifNoneMatch {
+            guard parseTagList(ifNoneMatch) == [.any] else {
                 return .failure(.badRequest("invalid-precondition", "Invalid If-None-Match",
-                                            "On writes, If-None-Match takes only * (publish only if the group has no feed)."))
+                                            "On writes, If-None-Match takes only * (write only if the group has no feed)."))
             }
-            return .success(.noFeed)
-        case (_?, _?):
-            return .failure(.badRequest("invalid-precondition", "Conflicting preconditions", "Send If-Match or If-None-Match, not both."))
+            conditions.append(.noFeed)
+        }
+        switch conditions.count {
+        case 0: return .success(nil)
+        case 1: return .success(conditions[0])
+        default: return .success(.all(conditions))
         }
     }
 }

@@ -7,6 +7,8 @@ public enum WritePrecondition: Equatable, Sendable {
     case anyFeed
     /// No generation is served.
     case noFeed
+    /// Every one of these holds (`If-Match` and `If-None-Match` together).
+    indirect case all([WritePrecondition])
 
     /// Whether the condition holds for the generation served now.
     public func holds(for served: Generation?) -> Bool {
@@ -14,6 +16,7 @@ public enum WritePrecondition: Equatable, Sendable {
         case .servedFingerprint(let fingerprints): return served.map { fingerprints.contains($0.fingerprint) } ?? false
         case .anyFeed: return served != nil
         case .noFeed: return served == nil
+        case .all(let conditions): return conditions.allSatisfy { $0.holds(for: served) }
         }
     }
 }

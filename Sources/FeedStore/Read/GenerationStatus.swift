@@ -71,7 +71,10 @@ extension FeedStore {
     public func generations(group: String, schemaVersion: Int? = nil) -> [GenerationStatus]? {
         guard SafeName.isSafe(group) else { return nil }
         let layout = GroupLayout(root: root, group: group)
-        guard FeedReader.directoryExists(layout.directory, fileSystem: fileSystem) else { return nil }
+        // A group that never had a feed, or was cleared, has neither pointer nor generations.
+        guard FeedReader.directoryExists(layout.generations, fileSystem: fileSystem) || fileSystem.status(layout.pointer) != nil else {
+            return nil
+        }
         return FeedReader(fileSystem: fileSystem, layout: layout, maxEnvelopeBytes: configuration.maxEnvelopeBytes)
             .statuses(schemaVersion: schemaVersion)
     }
