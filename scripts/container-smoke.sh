@@ -6,6 +6,7 @@
 # made here: Debian bookworm from debootstrap (through the machine's own apt mirror), and for
 # the builder the same plus the host's Swift toolchain (/opt/swift). The Dockerfile is used
 # unchanged, its BUILDER_IMAGE and RUNTIME_IMAGE arguments pointed at those local images.
+# `--format docker` keeps the HEALTHCHECK (the OCI image format has no such field).
 # Needs root. Base images are cached under .build/container-bases between runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +53,7 @@ make_base() { # name, extra debootstrap packages, extra directory to copy in
 make_base bookworm-slim ""
 make_base swift-bookworm "binutils,git,libc6-dev,libcurl4-openssl-dev,libedit2,libgcc-12-dev,libpython3.11,libsqlite3-0,libstdc++-12-dev,libxml2-dev,libncurses-dev,libz3-dev,pkg-config,tzdata,zlib1g-dev,ca-certificates" /opt/swift
 
-podman build --network host \
+podman build --network host --format docker \
   --build-arg BUILDER_IMAGE=localhost/swift-bookworm:local \
   --build-arg RUNTIME_IMAGE=localhost/bookworm-slim:local \
   -t localhost/feed-server:smoke .
