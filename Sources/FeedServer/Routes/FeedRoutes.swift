@@ -25,12 +25,10 @@ struct FeedRoutes: Sendable {
     // MARK: GET / HEAD
 
     func read(_ routed: RoutedRequest) -> HTTPResponse {
-        let group = routed.parameters[0]
-        if let problem = groupProblem(group) { return problem.response }
-        let schemaVersion: Int?
-        switch SchemaVersionParameter.parse(header: nil, query: routed.request.query["schemaVersion"]) {
+        let group: String, schemaVersion: Int?
+        switch readTarget(routed) {
         case .failure(let problem): return problem.response
-        case .success(let version): schemaVersion = version
+        case .success(let target): (group, schemaVersion) = target
         }
         switch cache.lookup(.init(group: group, schemaVersion: schemaVersion)) {
         case .feed(let entry):
@@ -142,12 +140,10 @@ struct FeedRoutes: Sendable {
     }
 
     func generations(_ routed: RoutedRequest) -> HTTPResponse {
-        let group = routed.parameters[0]
-        if let problem = groupProblem(group) { return problem.response }
-        let schemaVersion: Int?
-        switch SchemaVersionParameter.parse(header: nil, query: routed.request.query["schemaVersion"]) {
+        let group: String, schemaVersion: Int?
+        switch readTarget(routed) {
         case .failure(let problem): return problem.response
-        case .success(let version): schemaVersion = version
+        case .success(let target): (group, schemaVersion) = target
         }
         guard let statuses = store.generations(group: group, schemaVersion: schemaVersion) else {
             return Problem.notFound("There is no group '\(group)'.").response
@@ -207,6 +203,13 @@ struct FeedRoutes: Sendable {
         var headers = [("ETag", Conditional.entityTag(result.fingerprint)), ("Cache-Control", "no-store")]
         if published { headers.append(("Location", "/feeds/\(group)")) }
         return .json(published ? 201 : 200, body, headers: headers)
+    }
+
+    /// The group and optional `schemaVersion` filter of a read, or the 400 for either.
+    private func readTarget(_ routed: RoutedRequest) -> Result<(String, Int?), Problem> {
+        let group = routed.parameters[0]
+        if let problem = groupProblem(group) { return .failure(problem) }
+        return SchemaVersionParameter.parse(header: nil, query: routed.request.query["schemaVersion"]).map { (group, $0) }
     }
 
     private func groupProblem(_ group: String) -> Problem? {
