@@ -40,7 +40,8 @@ final class Server: Sendable {
         let metrics = Metrics()
         self.metrics = metrics
         let feeds = FeedRoutes(store: store, cache: FeedResponseCache(store: store), encoder: encoder, imagingThreads: threads, metrics: metrics)
-        let router = Router(routes: feeds.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes)
+        let rotation = RotationRoutes(store: store, clock: SystemClock())
+        let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(
             router: router,

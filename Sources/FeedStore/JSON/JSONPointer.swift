@@ -1,0 +1,53 @@
+/// RFC 6901 JSON Pointers (`/quotes/0/text`; `~1` is `/`, `~0` is `~`).
+public struct JSONPointer: Equatable, Sendable {
+    /// The unescaped reference tokens.
+    public let tokens: [String]
+
+    /// Parses a pointer; nil when it is not `""` and does not start with `/`, or has a bad `~` escape.
+    public init?(_ text: String) {
+        guard !text.isEmpty else {
+            tokens = []
+            return
+        }
+        guard text.hasPrefix("/") else { return nil }
+        var parsed: [String] = []
+        // Unicode scalars, not Characters: a combining mark or emoji modifier after `~1`
+        // must not merge with the `1` into one grapheme.
+        for raw in text.unicodeScalars.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            var token = String.UnicodeScalarView()
+            var iterator = raw.makeIterator()
+            while let scalar = iterator.next() {
+                guard scalar == "~" else {
+                    token.append(scalar)
+                    continue
+                }
+                switch iterator.next() {
+                case "0": token.append("~")
+                case "1": token.append("/")
+                default: return nil
+                }
+            }
+            parsed.append(String(token))
+        }
+        tokens = parsed
+    }
+
+    /// The value the pointer names in `document`, or nil when it names nothing.
+    public func resolve(in document: JSONValue) -> JSONValue? {
+        var current = document
+        for token in tokens {
+            switch current {
+            case .object:
+                guard let next = current[token] else { return nil }
+                current = next
+            case .array(let elements):
+                // Array indices: decimal, no leading zeros (RFC 6901 §4).
+                guard let index = Int(token), String(index) == token, elements.indices.contains(index) else { return nil }
+                current = elements[index]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+}

@@ -1,0 +1,28 @@
+/// The entries a WidgetKit timeline would hold for a feed: one per hour, each showing the item
+/// WidgetRotation picks for that hour (WidgetBridge's 24-entry timeline recipe).
+public enum WidgetTimeline {
+    /// One timeline entry.
+    public struct Entry: Equatable, Sendable {
+        /// When the entry starts (the top of a local hour), epoch milliseconds.
+        public var startEpochMs: Int64
+        /// Its hour slot.
+        public var slot: Int64
+        /// The index WidgetRotation picks.
+        public var index: Int
+        /// The item at that index.
+        public var item: JSONValue
+    }
+
+    /// `hours` entries starting at the local hour containing `startEpochMs`.
+    public static func entries(items: [JSONValue], startEpochMs: Int64, hours: Int, zoneOffsetSeconds: Int) -> [Entry] {
+        guard !items.isEmpty, hours > 0 else { return [] }
+        let firstSlot = WidgetRotation.hourSlot(epochMs: startEpochMs, zoneOffsetSeconds: zoneOffsetSeconds)
+        return (0..<hours).map { hour in
+            let slot = firstSlot + Int64(hour)
+            // The start of a slot in UTC: undo the zone offset applied by hourSlot.
+            let start = slot * 3_600_000 - Int64(zoneOffsetSeconds) * 1000
+            let index = WidgetRotation.index(slot: slot, count: items.count)
+            return Entry(startEpochMs: start, slot: slot, index: index, item: items[index])
+        }
+    }
+}

@@ -1,0 +1,59 @@
+@testable import FeedServer
+import FeedStore
+import Foundation
+import Testing
+
+/// `/rotation` and `/feeds/{group}/timeline` against the shared rotation vectors.
+@Suite struct RotationRoutesTests {
+    nonisolated(unsafe) static let vectors: [String: Any] = {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FeedStoreTests/Fixtures/rotation-vectors.json").path
+        return try! JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+    }()
+
+    @Test func rotationMatchesTheVectors() throws {
+        try withTestServer { _, client in
+            for vector in Self.vectors["hourSlot"] as! [[String: Any]] {
+                let epochMs = (vector["epochMs"] as! NSNumber).int64Value, zone = vector["zoneOffsetSeconds"] as! Int
+                let response = try client.get("/rotation?epochMs=\(epochMs)&zoneOffsetSeconds=\(zone)&count=1")
+                #expect((response.json["slot"] as? NSNumber)?.int64Value == (vector["slot"] as! NSNumber).int64Value, "\(vector)")
+            }
+            for vector in Self.vectors["index"] as! [[String: Any]] {
+                // A slot s starts at epochMs s × 3,600,000 in UTC.
+                let slot = (vector["slot"] as! NSNumber).int64Value, count = vector["count"] as! Int
+                let response = try client.get("/rotation?epochMs=\(slot * 3_600_000)&count=\(count)")
+                #expect(response.json["index"] as? Int == vector["index"] as? Int, "\(vector)")
+            }
+            #expect(try client.get("/rotation?count=0").status == 400)
+            #expect(try client.get("/rotation").status == 400)
+            #expect(try client.get("/rotation?count=3&epochMs=x").status == 400)
+        }
+    }
+
+    @Test func timelineHoldsOneEntryPerHourWithTheWidgetsMath() throws {
+        try withTestServer { _, client in
+            _ = try client.put("/feeds/q", json: #"{"quotes":[{"t":"a"},{"t":"b"},{"t":"c"}],"a/b":{"x~y":[1,2]}}"#)
+            let start: Int64 = 1_789_250_400_000 + 1_234_567
+            let response = try client.get("/feeds/q/timeline?items=/quotes&hours=24&zoneOffsetSeconds=7200&start=\(start)")
+            #expect(response.status == 200)
+            let entries = try #require(response.json["entries"] as? [[String: Any]])
+            #expect(entries.count == 24)
+            for (hour, entry) in entries.enumerated() {
+                let slot = WidgetRotation.hourSlot(epochMs: start, zoneOffsetSeconds: 7200) + Int64(hour)
+                #expect((entry["slot"] as? NSNumber)?.int64Value == slot)
+                let begins = try #require((entry["startEpochMs"] as? NSNumber)?.int64Value)
+                #expect(WidgetRotation.hourSlot(epochMs: begins, zoneOffsetSeconds: 7200) == slot)
+                #expect(WidgetRotation.hourSlot(epochMs: begins - 1, zoneOffsetSeconds: 7200) == slot - 1, "starts on the hour")
+                let index = WidgetRotation.index(slot: slot, count: 3)
+                #expect(entry["index"] as? Int == index)
+                #expect((entry["item"] as? [String: Any])?["t"] as? String == ["a", "b", "c"][index])
+            }
+            let escaped = try client.get("/feeds/q/timeline?items=/a~1b/x~0y&hours=2&start=0")
+            #expect((escaped.json["entries"] as? [[String: Any]])?.map { $0["item"] as? Int } == [1, 2])
+            #expect(try client.get("/feeds/q/timeline?items=/nope").status == 422)
+            #expect(try client.get("/feeds/q/timeline?items=quotes").status == 400)
+            #expect(try client.get("/feeds/q/timeline?items=/quotes&hours=0").status == 400)
+            #expect(try client.get("/feeds/none/timeline?items=/quotes").status == 404)
+        }
+    }
+}
