@@ -14,6 +14,7 @@ final class Server: Sendable {
     let store: FeedStore
     /// Request counters and publish latency, served at `/metrics`.
     let metrics: Metrics
+    private let waiters: Waiters
     private let daemon: HTTPDaemon
     /// The options it was started with.
     let options: ServerOptions
@@ -23,7 +24,8 @@ final class Server: Sendable {
         self.options = options
         let configuration = FeedStoreConfiguration(keepPrevious: options.keepPrevious, gracePeriodMs: Int64(options.graceSeconds) * 1000,
                                                    jsonLimits: JSONLimits(maxBytes: min(options.maxBodyBytes, options.maxPayloadBytes)))
-        let store = FeedStore(root: options.root, configuration: configuration)
+        let broadcaster = PublishBroadcaster()
+        let store = FeedStore(root: options.root, configuration: configuration, notifier: broadcaster)
         do {
             try store.prepareRoot()
         } catch {
@@ -39,7 +41,15 @@ final class Server: Sendable {
         let threads = options.threads > 0 ? options.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let metrics = Metrics()
         self.metrics = metrics
-        let feeds = FeedRoutes(store: store, cache: FeedResponseCache(store: store), encoder: encoder, imagingThreads: threads, metrics: metrics)
+        let cache = FeedResponseCache(store: store)
+        let waiters = Waiters(cache: cache, metrics: metrics)
+        self.waiters = waiters
+        broadcaster.add { waiters.feedChanged(group: $0.group) }
+        if let command = options.onPublish {
+            let hook = PublishHook(command: command)
+            broadcaster.add { hook.run(for: $0) }
+        }
+        let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters)
         let rotation = RotationRoutes(store: store, clock: SystemClock())
         let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes)
         metrics.register(routes: router.routes.map(\.name))
@@ -76,6 +86,8 @@ final class Server: Sendable {
     /// seconds, then stops the daemon.
     func shutdown(timeoutSeconds: Int) {
         daemon.stopAccepting()
+        waiters.stop()
+        daemon.wakeAllSuspended()
         let deadline = MonotonicClock.nanos() + Int64(timeoutSeconds) * 1_000_000_000
         while daemon.requestsInFlight > 0, MonotonicClock.nanos() < deadline {
             usleep(10_000)

@@ -17,6 +17,7 @@ struct ServerOptions: Sendable, Equatable {
     var token: String?
     var readToken: String?
     var corsOrigin: String?
+    var onPublish: String?
 
     static let version = "0.1.0"
 
@@ -74,6 +75,8 @@ struct ServerOptions: Sendable, Equatable {
                help: "reads need Bearer SECRET (or the write token); /healthz stays open") { $0.readToken = try nonEmpty($1, "--read-token") },
         Option(flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGIN",
                help: "allow a page from ORIGIN (or *) to call the API (default: off)") { $0.corsOrigin = try nonEmpty($1, "--cors-origin") },
+        Option(flag: "--on-publish", environment: "FEED_SERVER_ON_PUBLISH", placeholder: "COMMAND",
+               help: "run COMMAND with /bin/sh after each publish that changed a feed (FEED_GROUP, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR)") { $0.onPublish = try nonEmpty($1, "--on-publish") },
         Option(flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
                help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)") { $0.shutdownTimeoutSeconds = try integer($1, "--shutdown-timeout", 0...3600) },
     ]

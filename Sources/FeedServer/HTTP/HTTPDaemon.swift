@@ -52,7 +52,8 @@ final class HTTPDaemon: @unchecked Sendable {
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
                 flags: UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
-                    | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue),
+                    | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
+                    | MHD_ALLOW_SUSPEND_RESUME.rawValue),
                 address: sockaddr,
                 thread_pool_size: UInt32(max(1, settings.threads)),
                 connection_timeout_seconds: UInt32(max(1, settings.connectionTimeoutSeconds)),
@@ -71,6 +72,14 @@ final class HTTPDaemon: @unchecked Sendable {
 
     /// Requests currently being handled (between first handler call and completion).
     var requestsInFlight: Int { context.inFlight.load(ordering: .relaxed) }
+
+    /// Requests parked right now (long-poll waits).
+    var suspendedRequests: Int { context.suspended.withLock { $0.count } }
+
+    /// Wakes every parked request (before a shutdown: `MHD_stop_daemon` must not find any).
+    func wakeAllSuspended() {
+        for suspension in context.suspended.withLock({ Array($0.values) }) { suspension.wake() }
+    }
 
     /// Stops accepting new connections (`MHD_quiesce_daemon`); open ones are still served.
     ///
@@ -106,6 +115,8 @@ final class DaemonContext: Sendable {
     let maxParts: Int
     let log: AccessLog
     let inFlight = Atomic<Int>(0)
+    /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
+    let suspended = Mutex<[ObjectIdentifier: Suspension]>([:])
 
     init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
         self.handler = handler
@@ -123,7 +134,11 @@ final class PendingRequest: @unchecked Sendable {
     var bodyTooLarge = false
     /// Set for `multipart/form-data` bodies, which stream into parts instead of `body`.
     var multipart: MultipartCollector?
+    /// Set while the request is parked, and after it was woken.
+    var suspension: Suspension?
     private var id: String?
+    /// The request as first handled, kept while it is parked.
+    var request: HTTPRequest?
 
     /// The request's id (the client's `X-Request-Id` when sane), made once.
     func requestID(_ connection: OpaquePointer) -> String {
@@ -173,6 +188,16 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     if pending.bodyTooLarge {
         return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
     }
+    if let suspension = pending.suspension {
+        // Woken from a wait: ask the handler again, which now answers.
+        context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending)) }
+        _ = suspension
+        var request = pending.request!
+        request.resumed = true
+        request.query = RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND)
+        request.headers = RequestFields(connection: connection, kind: .HEADER_KIND)
+        return respond(connection, context, pending, method: method, url: url, context.handler(request))
+    }
     var parts: [MultipartPart]?
     if let multipart = pending.multipart {
         switch multipart.finish() {
@@ -187,15 +212,35 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         parts: parts, id: pending.requestID(connection))
     pending.body = []
     pending.multipart = nil
-    return respond(connection, context, pending, method: method, url: url, context.handler(request))
+    let response = context.handler(request)
+    if case .suspend(let suspension) = response.body {
+        pending.suspension = suspension
+        pending.request = request
+        context.suspended.withLock { $0[ObjectIdentifier(pending)] = suspension }
+        MHD_suspend_connection(connection)
+        let resumable = ResumableConnection(connection)
+        suspension.suspended { MHD_resume_connection(resumable.connection) }
+        return mhdYes
+    }
+    return respond(connection, context, pending, method: method, url: url, response)
 }
 
 private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ in
     guard let cls, let slot, let existing = slot.pointee else { return }
     let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
-    Unmanaged<PendingRequest>.fromOpaque(existing).release()
+    // A client that went away while parked ends here without another handler call.
+    let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
+    context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
+    pending.release()
     slot.pointee = nil
     context.inFlight.subtract(1, ordering: .relaxed)
+}
+
+/// A connection handle that may cross threads for `MHD_resume_connection`, which libmicrohttpd
+/// allows from any thread (the daemon has an inter-thread channel, `MHD_USE_ITC`).
+private struct ResumableConnection: @unchecked Sendable {
+    let connection: OpaquePointer
+    init(_ connection: OpaquePointer) { self.connection = connection }
 }
 
 private func tooLarge(_ limit: Int) -> HTTPResponse {

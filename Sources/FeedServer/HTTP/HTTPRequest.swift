@@ -38,6 +38,8 @@ struct HTTPRequest: Sendable {
     var parts: [MultipartPart]?
     /// The request id, also sent as `X-Request-Id` and written to the access log.
     var id: String
+    /// True when the handler is asked again after the request was suspended and woken.
+    var resumed = false
 
     /// `Content-Type` without parameters, lowercased (`application/json; charset=utf-8` → `application/json`).
     var mediaType: String? {

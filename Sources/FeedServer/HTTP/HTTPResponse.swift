@@ -18,6 +18,9 @@ struct HTTPResponse: Sendable {
         case shared(SharedBody)
         /// A file sent by libmicrohttpd from its descriptor (`MHD_create_response_from_fd`).
         case file(OpenedFile)
+        /// No answer yet: park the request until the suspension is woken, then ask the handler
+        /// again (with `HTTPRequest.resumed` set).
+        case suspend(Suspension)
     }
 
     /// The status code.
@@ -41,6 +44,13 @@ struct HTTPResponse: Sendable {
         body = .shared(shared)
     }
 
+    /// Parks the request until `suspension` is woken.
+    static func suspend(_ suspension: Suspension) -> HTTPResponse {
+        var response = HTTPResponse(status: 0)
+        response.body = .suspend(suspension)
+        return response
+    }
+
     /// A response whose body is an open file.
     init(file: OpenedFile, headers: [(String, String)]) {
         status = 200
@@ -54,6 +64,7 @@ struct HTTPResponse: Sendable {
         case .bytes(let bytes): return bytes.count
         case .shared(let shared): return shared.bytes.count
         case .file(let file): return file.size
+        case .suspend: return 0
         }
     }
 

@@ -8,6 +8,10 @@ struct FeedRoutes: Sendable {
     let encoder: VipsImageEncoder
     let imagingThreads: Int
     let metrics: Metrics
+    let waiters: Waiters
+
+    /// Longest long-poll wait, in seconds (longer requests are capped).
+    static let maxWaitSeconds = 60.0
 
     /// The route table entries.
     var routes: [Route] {
@@ -30,10 +34,21 @@ struct FeedRoutes: Sendable {
         case .failure(let problem): return problem.response
         case .success(let target): (group, schemaVersion) = target
         }
-        switch cache.lookup(.init(group: group, schemaVersion: schemaVersion)) {
+        let wait: Double?
+        switch waitSeconds(routed.request) {
+        case .failure(let problem): return problem.response
+        case .success(let seconds): wait = seconds
+        }
+        let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
+        switch cache.lookup(key) {
         case .feed(let entry):
             if entry.isFallback { metrics.recordFallbackServed() }
             let notModified = Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: entry.entityTag)
+            // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
+            // feed changes or the wait ends; then answer as usual (200 or 304).
+            if notModified, let wait, !routed.request.resumed {
+                return .suspend(waiters.park(key: key, entityTag: entry.entityTag, seconds: wait))
+            }
             return notModified ? entry.notModified : entry.ok
         case .noFeed(let read):
             return noFeedProblem(group: group, schemaVersion: schemaVersion, read: read).response
@@ -203,6 +218,17 @@ struct FeedRoutes: Sendable {
         var headers = [("ETag", Conditional.entityTag(result.fingerprint)), ("Cache-Control", "no-store")]
         if published { headers.append(("Location", "/feeds/\(group)")) }
         return .json(published ? 201 : 200, body, headers: headers)
+    }
+
+    /// `?wait=<seconds>` capped at 60 s, plus up to 1/16 of it as jitter so that waiters parked
+    /// together do not all come back in the same instant; nil without `wait`.
+    private func waitSeconds(_ request: HTTPRequest) -> Result<Double?, Problem> {
+        guard let text = request.query["wait"] else { return .success(nil) }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+            return .failure(.badRequest("invalid-parameter", "Invalid parameter", "wait must be a number of seconds, 0 or more (got '\(text)')."))
+        }
+        let capped = min(seconds, Self.maxWaitSeconds)
+        return .success(capped + Double.random(in: 0...(capped / 16)))
     }
 
     /// The group and optional `schemaVersion` filter of a read, or the 400 for either.

@@ -1,0 +1,47 @@
+import Synchronization
+
+/// A request parked without a thread (`MHD_suspend_connection`) until something wakes it.
+///
+/// libmicrohttpd forbids resuming a connection that is not suspended, and a wake-up can race
+/// with the suspension itself, so the order is kept here: a wake that comes first is remembered
+/// and resumes the connection the moment it is suspended.
+final class Suspension: Sendable {
+    private enum State {
+        case pending
+        case suspended(resume: @Sendable () -> Void)
+        case wokenEarly
+        case resumed
+    }
+
+    private let state = Mutex(State.pending)
+
+    /// Called by the daemon right after `MHD_suspend_connection`, with how to resume it.
+    func suspended(resume: @escaping @Sendable () -> Void) {
+        let resumeNow = state.withLock { state -> Bool in
+            if case .wokenEarly = state {
+                state = .resumed
+                return true
+            }
+            state = .suspended(resume: resume)
+            return false
+        }
+        if resumeNow { resume() }
+    }
+
+    /// Resumes the request (once); safe from any thread, at any time.
+    func wake() {
+        let resume = state.withLock { state -> (@Sendable () -> Void)? in
+            switch state {
+            case .pending:
+                state = .wokenEarly
+                return nil
+            case .suspended(let resume):
+                state = .resumed
+                return resume
+            case .wokenEarly, .resumed:
+                return nil
+            }
+        }
+        resume?()
+    }
+}

@@ -1,0 +1,112 @@
+@testable import FeedServer
+import FeedStore
+import Foundation
+import Testing
+
+/// Long-poll waits (suspended connections, our own deadlines) and the on-publish hook.
+@Suite struct LiveUpdatesTests {
+    @Test func aWaitEndsWithTheNewFeedWhenAPublishHappens() throws {
+        try withTestServer { server, client in
+            let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
+            let publisher = Thread {
+                usleep(300_000)
+                _ = try? HTTPTestClient(port: server.port).put("/feeds/g", json: "[2]")
+            }
+            let started = Date()
+            publisher.start()
+            let response = try client.get("/feeds/g?wait=20", headers: [("If-None-Match", tag)])
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(response.status == 200)
+            #expect(response.json["payload"] as? [Int] == [2])
+            #expect(elapsed > 0.25 && elapsed < 10, "held until the publish, not until the deadline (\(elapsed) s)")
+        }
+    }
+
+    @Test func aWaitTimesOutWith304AndAStaleTagAnswersAtOnce() throws {
+        try withTestServer { _, client in
+            let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
+            let started = Date()
+            let timedOut = try client.get("/feeds/g?wait=0.5", headers: [("If-None-Match", tag)])
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(timedOut.status == 304)
+            #expect(elapsed >= 0.5 && elapsed < 5, "\(elapsed) s")
+            let stale = try client.get("/feeds/g?wait=30", headers: [("If-None-Match", "\"old\"")])
+            #expect(stale.status == 200)
+            #expect(try client.get("/feeds/g?wait=abc", headers: [("If-None-Match", tag)]).status == 400)
+        }
+    }
+
+    @Test func threeHundredWaitersHeldByTwoThreadsAllWakeOnOnePublish() throws {
+        try withTestServer(configure: { $0.threads = 2 }) { server, client in
+            let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
+            let threadsBefore = try threadCount()
+            let connections = try (0..<300).map { _ in try HTTPTestConnection(port: server.port) }
+            for connection in connections {
+                try connection.sendRaw(Array("GET /feeds/g?wait=30 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))
+            }
+            try waitUntil { try client.get("/metrics").text.contains("feedserver_open_waiters 300") }
+            #expect(try threadCount() - threadsBefore < 10, "parked requests hold no thread")
+            // Another process (a separate store on the same root) publishes: no notification, the
+            // watcher notices the new current.json.
+            _ = try FeedStore(root: server.options.root).publish(group: "g", payloadJSON: Array("[2]".utf8))
+            var statuses: [Int: Int] = [:]
+            for connection in connections { statuses[try connection.readResponse().status, default: 0] += 1 }
+            #expect(statuses == [200: 300])
+            #expect(try client.get("/metrics").text.contains("feedserver_open_waiters 0"))
+        }
+    }
+
+    @Test func shutdownAnswersParkedRequests() throws {
+        let scratch = ScratchDirectory()
+        var options = ServerOptions()
+        options.port = 0
+        options.root = scratch.path + "/data"
+        options.accessLog = false
+        let server = try Server(options: options)
+        let client = HTTPTestClient(port: server.port)
+        let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
+        let connection = try HTTPTestConnection(port: server.port)
+        try connection.sendRaw(Array("GET /feeds/g?wait=60 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))
+        try waitUntil { try client.get("/metrics").text.contains("feedserver_open_waiters 1") }
+        let started = Date()
+        server.shutdown(timeoutSeconds: 5)
+        #expect(try connection.readResponse().status == 304)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func theHookRunsWithTheGenerationsEnvironmentAndNotForUnchanged() throws {
+        let scratch = ScratchDirectory()
+        let log = scratch.path + "/hook.log"
+        let command = #"echo "$FEED_GROUP $FEED_GENERATION_ID $FEED_FINGERPRINT $FEED_DIR" >> "# + log
+        try withTestServer(configure: { $0.onPublish = command }) { server, client in
+            let first = try client.put("/feeds/g", json: "[1]")
+            _ = try client.put("/feeds/g", json: "[1]")
+            let second = try client.put("/feeds/g", json: "[2]")
+            try waitUntil { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").count >= 2 }
+            usleep(300_000)  // an unchanged publish would have appended a third line by now
+            let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+            #expect(lines.count == 2)
+            for (line, response) in zip(lines, [first, second]) {
+                let id = try #require(response.json["generationId"] as? String)
+                let fingerprint = try #require(response.json["fingerprint"] as? String)
+                let root = URL(fileURLWithPath: server.options.root).standardizedFileURL.path
+                #expect(line == "g \(id) \(fingerprint) \(root)/g/generations/\(id)")
+            }
+        }
+    }
+}
+
+/// Threads of this process (the server runs in it): the entries of /proc/self/task.
+func threadCount() throws -> Int {
+    try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count
+}
+
+/// Polls `condition` every 20 ms for up to `seconds`.
+func waitUntil(seconds: Double = 10, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(20_000)
+    }
+    throw HTTPTestError(description: "condition not met within \(seconds) s")
+}
