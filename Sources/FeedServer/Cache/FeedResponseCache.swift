@@ -22,15 +22,24 @@ final class FeedResponseCache: Sendable {
         let headers: [(String, String)]
         /// Whether candidates were skipped to reach the served generation.
         let isFallback: Bool
+        /// The served generation's id.
+        let generationId: String
+        /// The served generation's fingerprint.
+        let fingerprint: String
+        /// When the served generation was written.
+        let generatedAtEpochMs: Int64
 
         /// The `200` response (built once; sharing it copies nothing but references).
         let ok: HTTPResponse
         /// The `304` response.
         let notModified: HTTPResponse
 
-        init(token: ChangeToken, entityTag: String, body: SharedBody, headers: [(String, String)], isFallback: Bool) {
+        init(token: ChangeToken, generation: Generation, body: SharedBody, headers: [(String, String)], isFallback: Bool) {
             self.token = token
-            self.entityTag = entityTag
+            entityTag = Conditional.entityTag(generation.fingerprint)
+            generationId = generation.id
+            fingerprint = generation.fingerprint
+            generatedAtEpochMs = generation.generatedAtEpochMs
             self.body = body
             self.headers = headers
             self.isFallback = isFallback
@@ -77,7 +86,7 @@ final class FeedResponseCache: Sendable {
         let tag = Conditional.entityTag(generation.fingerprint)
         var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
         if let fallback = FeedRendering.fallbackHeader(snapshot.read) { headers.append(("X-Feed-Fallback", fallback)) }
-        return Entry(token: snapshot.token, entityTag: tag, body: SharedBody(FeedRendering.body(group: key.group, generation: generation)),
+        return Entry(token: snapshot.token, generation: generation, body: SharedBody(FeedRendering.body(group: key.group, generation: generation)),
                      headers: headers, isFallback: snapshot.read.isFallback)
     }
 }

@@ -218,8 +218,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         pending.request = request
         context.suspended.withLock { $0[ObjectIdentifier(pending)] = suspension }
         MHD_suspend_connection(connection)
-        let resumable = ResumableConnection(connection)
-        suspension.suspended { MHD_resume_connection(resumable.connection) }
+        let resumable = ConnectionHandle(connection)
+        suspension.suspended { MHD_resume_connection(resumable.pointer) }
         return mhdYes
     }
     return respond(connection, context, pending, method: method, url: url, response)
@@ -234,13 +234,6 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
     pending.release()
     slot.pointee = nil
     context.inFlight.subtract(1, ordering: .relaxed)
-}
-
-/// A connection handle that may cross threads for `MHD_resume_connection`, which libmicrohttpd
-/// allows from any thread (the daemon has an inter-thread channel, `MHD_USE_ITC`).
-private struct ResumableConnection: @unchecked Sendable {
-    let connection: OpaquePointer
-    init(_ connection: OpaquePointer) { self.connection = connection }
 }
 
 private func tooLarge(_ limit: Int) -> HTTPResponse {
@@ -261,6 +254,7 @@ private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                      method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, _ response: HTTPResponse) -> MHD_Result {
     let requestID = pending.requestID(connection)
+    if case .stream(let stream) = response.body { stream.attach(connection) }
     guard let built = MHDResponse(response, extraHeaders: [("X-Request-Id", requestID)]) else { return mhdNo }
     let queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
     context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,

@@ -21,6 +21,8 @@ struct HTTPResponse: Sendable {
         /// No answer yet: park the request until the suspension is woken, then ask the handler
         /// again (with `HTTPRequest.resumed` set).
         case suspend(Suspension)
+        /// A body written over time (Server-Sent Events).
+        case stream(EventStream)
     }
 
     /// The status code.
@@ -64,7 +66,7 @@ struct HTTPResponse: Sendable {
         case .bytes(let bytes): return bytes.count
         case .shared(let shared): return shared.bytes.count
         case .file(let file): return file.size
-        case .suspend: return 0
+        case .suspend, .stream: return 0
         }
     }
 

@@ -31,6 +31,8 @@ final class MHDResponse {
             let fd = file.takeDescriptor()
             created = MHD_create_response_from_fd(size, fd)
             if created == nil { close(fd) }
+        case .stream(let stream):
+            created = stream.makeResponse()
         case .suspend:
             return nil
         }

@@ -45,3 +45,10 @@ final class Suspension: Sendable {
         resume?()
     }
 }
+
+/// A connection handle that may cross threads for `MHD_resume_connection`, which libmicrohttpd
+/// allows from any thread (the daemon has an inter-thread channel, `MHD_USE_ITC`).
+struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}

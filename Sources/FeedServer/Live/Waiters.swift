@@ -2,7 +2,8 @@ import FeedStore
 import Foundation
 import Synchronization
 
-/// Long-poll waiters: requests parked until the feed they watch changes or their wait ends.
+/// Everyone waiting for a feed to change: long-poll requests parked until it changes or their
+/// wait ends, and Server-Sent Event streams that get an event per change and a heartbeat.
 ///
 /// Parked requests hold no thread (libmicrohttpd suspends their connections). One watcher thread
 /// keeps the deadlines (libmicrohttpd 0.9.75 never times a suspended connection out) and notices
@@ -17,9 +18,19 @@ final class Waiters: Sendable {
         let suspension: Suspension
     }
 
+    private struct Subscriber {
+        let key: FeedResponseCache.Key
+        var lastFingerprint: String?
+        var lastWriteNanos: Int64
+        let stream: EventStream
+    }
+
     private let cache: FeedResponseCache
     private let metrics: Metrics
     private let waiting = Mutex<[ObjectIdentifier: Waiter]>([:])
+    private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
+    /// A comment line this often keeps proxies and clients from closing an idle stream.
+    static let heartbeatNanos: Int64 = 15_000_000_000
     private let running = Atomic<Bool>(true)
     /// How often deadlines and other processes' publishes are checked.
     static let tickNanos: Int64 = 100_000_000
@@ -43,16 +54,36 @@ final class Waiters: Sendable {
         return suspension
     }
 
+    /// Starts an event stream for `key`: the current generation at once unless the client's
+    /// `Last-Event-ID` already names it, then one event per change.
+    func subscribe(key: FeedResponseCache.Key, lastEventID: String?) -> EventStream {
+        let stream = EventStream()
+        stream.send(Array("retry: 2000\n\n".utf8))
+        subscribers.withLock {
+            $0[ObjectIdentifier(stream)] = Subscriber(key: key, lastFingerprint: lastEventID, lastWriteNanos: MonotonicClock.nanos(), stream: stream)
+        }
+        metrics.openWaiters.add(1, ordering: .relaxed)
+        check(keys: [key])
+        return stream
+    }
+
     /// Checks the waiters of one group now (after a publish through this server).
     func feedChanged(group: String) {
         let keys = waiting.withLock { Set($0.values.filter { $0.key.group == group }.map(\.key)) }
+            .union(subscribers.withLock { Set($0.values.filter { $0.key.group == group }.map(\.key)) })
         check(keys: keys)
     }
 
-    /// Wakes everyone and ends the watcher (shutdown).
+    /// Wakes everyone, ends every stream and stops the watcher (shutdown).
     func stop() {
         running.store(false, ordering: .relaxed)
         wake { _ in true }
+        let streams = subscribers.withLock { all -> [EventStream] in
+            defer { all.removeAll() }
+            return all.values.map(\.stream)
+        }
+        metrics.openWaiters.subtract(streams.count, ordering: .relaxed)
+        streams.forEach { $0.close() }
     }
 
     private func watch() {
@@ -60,17 +91,64 @@ final class Waiters: Sendable {
             usleep(useconds_t(Self.tickNanos / 1000))
             let now = MonotonicClock.nanos()
             wake { $0.deadlineNanos <= now }
-            check(keys: waiting.withLock { Set($0.values.map(\.key)) })
+            dropFinishedStreams()
+            heartbeat(now: now)
+            check(keys: waiting.withLock { Set($0.values.map(\.key)) }.union(subscribers.withLock { Set($0.values.map(\.key)) }))
         }
     }
 
-    /// Wakes the waiters whose feed no longer has the tag they hold.
+    /// Wakes the waiters whose feed no longer has the tag they hold, and sends an event to the
+    /// streams that have not seen the current generation.
     private func check(keys: Set<FeedResponseCache.Key>) {
         for key in keys {
-            let current: String?
-            if case .feed(let entry) = cache.lookup(key) { current = entry.entityTag } else { current = nil }
-            wake { $0.key == key && $0.entityTag != current }
+            var served: FeedResponseCache.Entry?
+            if case .feed(let entry) = cache.lookup(key) { served = entry }
+            wake { $0.key == key && $0.entityTag != served?.entityTag }
+            guard let served else { continue }
+            let now = MonotonicClock.nanos()
+            let streams = subscribers.withLock { subscribers -> [EventStream] in
+                var due: [EventStream] = []
+                for (id, subscriber) in subscribers where subscriber.key == key && subscriber.lastFingerprint != served.fingerprint {
+                    subscribers[id]?.lastFingerprint = served.fingerprint
+                    subscribers[id]?.lastWriteNanos = now
+                    due.append(subscriber.stream)
+                }
+                return due
+            }
+            guard !streams.isEmpty else { continue }
+            let event = Self.generationEvent(served)
+            streams.forEach { $0.send(event) }
         }
+    }
+
+    /// `id: <fingerprint>`, `event: generation`, `data: {"generationId","fingerprint","generatedAtEpochMs"}`.
+    static func generationEvent(_ entry: FeedResponseCache.Entry) -> [UInt8] {
+        var data = Array("{\"generationId\":".utf8)
+        CompactJSON.writeString(entry.generationId, to: &data)
+        data.append(contentsOf: ",\"fingerprint\":\"\(entry.fingerprint)\",\"generatedAtEpochMs\":\(entry.generatedAtEpochMs)}".utf8)
+        return Array("id: \(entry.fingerprint)\nevent: generation\ndata: ".utf8) + data + Array("\n\n".utf8)
+    }
+
+    private func heartbeat(now: Int64) {
+        let due = subscribers.withLock { subscribers -> [EventStream] in
+            var streams: [EventStream] = []
+            for (id, subscriber) in subscribers where now - subscriber.lastWriteNanos >= Self.heartbeatNanos {
+                subscribers[id]?.lastWriteNanos = now
+                streams.append(subscriber.stream)
+            }
+            return streams
+        }
+        due.forEach { $0.send(Array(": heartbeat\n\n".utf8)) }
+    }
+
+    /// Forgets streams whose client left (noticed when a heartbeat or event could not be written).
+    private func dropFinishedStreams() {
+        let dropped = subscribers.withLock { subscribers -> Int in
+            let finished = subscribers.filter { $0.value.stream.isFinished }.map(\.key)
+            finished.forEach { subscribers.removeValue(forKey: $0) }
+            return finished.count
+        }
+        if dropped > 0 { metrics.openWaiters.subtract(dropped, ordering: .relaxed) }
     }
 
     private func wake(where condition: (Waiter) -> Bool) {

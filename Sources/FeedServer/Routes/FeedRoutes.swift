@@ -23,6 +23,7 @@ struct FeedRoutes: Sendable {
                 "DELETE": { clear($0) },
             ]),
             Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }]),
+            Route("/feeds/{group}/events", methods: ["GET": { events($0) }]),
         ]
     }
 
@@ -135,6 +136,28 @@ struct FeedRoutes: Sendable {
                 return PublishProblems.problem(for: error).response
             }
         }
+    }
+
+    // MARK: Server-Sent Events
+
+    /// `GET /feeds/{group}/events`: an event `generation` per change (id = fingerprint), the
+    /// current one at once unless `Last-Event-ID` names it, a comment heartbeat every 15 s.
+    func events(_ routed: RoutedRequest) -> HTTPResponse {
+        let group: String, schemaVersion: Int?
+        switch readTarget(routed) {
+        case .failure(let problem): return problem.response
+        case .success(let target): (group, schemaVersion) = target
+        }
+        if routed.request.method == "HEAD" {
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+        }
+        let stream = waiters.subscribe(key: .init(group: group, schemaVersion: schemaVersion),
+                                       lastEventID: routed.request.headers["Last-Event-ID"])
+        var response = HTTPResponse(status: 200, headers: [
+            ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
+        ])
+        response.body = .stream(stream)
+        return response
     }
 
     // MARK: Listings

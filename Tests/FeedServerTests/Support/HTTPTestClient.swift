@@ -97,6 +97,19 @@ final class HTTPTestConnection {
         return response
     }
 
+    /// Reads raw bytes (a streamed body, chunk framing included) until `needle` has arrived;
+    /// returns everything read so far.
+    func readUntil(_ needle: String) throws -> String {
+        _ = try fill(until: { $0.firstRange(of: Array(needle.utf8)) })
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// Reads until the server closes the connection; returns everything read.
+    func readToEnd() throws -> String {
+        while try receive() > 0 {}
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
     /// Whether the server has closed the connection (reads EOF within `seconds`).
     func isClosedByPeer(within seconds: Int) -> Bool {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
