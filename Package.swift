@@ -60,7 +60,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "FeedServer",
-            dependencies: ["FeedStore", "FeedImaging", "CMicroHTTPD"]
+            dependencies: ["FeedStore", "FeedImaging", "CMicroHTTPD"],
+            // The preview pages are compiled into the binary, so a container needs no extra files.
+            resources: [.embedInCode("Preview/preview.html"), .embedInCode("Preview/index.html")]
         ),
         .testTarget(
             name: "FeedStoreTests",

@@ -2,15 +2,11 @@
 # The HTTP contract check: openapi.yaml must be a valid OpenAPI 3.1 document
 # (openapi-spec-validator), and the live server must satisfy it under schemathesis with all
 # checks (schemathesis.toml says which state-dependent statuses count as acceptable).
-# Tools are pinned and installed into .build/contract-venv from PyPI.
+# Tools are pinned (scripts/test-venv.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv=.build/contract-venv
-if [ ! -x "$venv/bin/schemathesis" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check schemathesis==4.32.5 openapi-spec-validator==0.9.0
-fi
+venv=$(bash scripts/test-venv.sh)
 "$venv/bin/openapi-spec-validator" openapi.yaml
 
 swift build --product feed-server >/dev/null

@@ -51,7 +51,7 @@ final class Server: Sendable {
         }
         let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters)
         let rotation = RotationRoutes(store: store, clock: SystemClock())
-        let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes)
+        let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(
             router: router,

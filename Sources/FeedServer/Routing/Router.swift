@@ -87,11 +87,11 @@ struct Router: Sendable {
         return .problem(nil, .notFound("No resource at \(request.rawPath)."))
     }
 
-    /// Path segments, each decoded once; nil when an escape is malformed. `/a//b/` → `["a", "", "b"]`
-    /// (an empty trailing segment is dropped so `/feeds/x/` matches `/feeds/x`).
+    /// Path segments, each decoded once; nil when an escape is malformed. `/a//b/` → `["a", "", "b"]`,
+    /// `/` → `[]` (an empty trailing segment is dropped so `/feeds/x/` matches `/feeds/x`).
     static func segments(of path: String) -> [String]? {
         var parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
-        if parts.count > 1, parts.last?.isEmpty == true { parts = parts.dropLast() }
+        if parts.last?.isEmpty == true { parts = parts.dropLast() }
         var decoded: [String] = []
         decoded.reserveCapacity(parts.count)
         for part in parts {

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The preview page in a real browser: Debian's headless Chromium driven by Selenium
+# (Tests/BrowserTests/preview_test.py). Installs chromium and chromium-driver when missing.
+# The screenshot lands in test-output/preview.png.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends chromium chromium-driver
+fi
+venv=$(bash scripts/test-venv.sh)
+swift build --product feed-server >/dev/null
+"$venv/bin/python" Tests/BrowserTests/preview_test.py .build/debug/feed-server test-output
