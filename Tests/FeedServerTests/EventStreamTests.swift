@@ -43,21 +43,17 @@ import Testing
     }
 
     @Test func aPublishFromAnotherProcessIsStreamedAndShutdownEndsStreamsCleanly() throws {
-        let scratch = ScratchDirectory()
-        var options = ServerOptions()
-        options.port = 0
-        options.root = scratch.path + "/data"
-        options.accessLog = false
-        let server = try Server(options: options)
-        let client = HTTPTestClient(port: server.port)
-        _ = try client.put("/feeds/g", json: "[1]")
-        let stream = try open(server.port)
-        _ = try stream.readUntil("event: generation")
-        let other = try FeedStore(root: options.root).publish(group: "g", payloadJSON: Array("[3]".utf8))
-        _ = try stream.readUntil("id: \(other.fingerprint)")
-        server.shutdown(timeoutSeconds: 5)
-        let rest = try stream.readToEnd()
-        #expect(rest.hasSuffix("0\r\n\r\n"), "the chunked stream ends with its last chunk")
+        // The body shuts the server down itself; the helper's own shutdown is then a no-op.
+        try withTestServer { server, client in
+            _ = try client.put("/feeds/g", json: "[1]")
+            let stream = try open(server.port)
+            _ = try stream.readUntil("event: generation")
+            let other = try FeedStore(root: server.options.root).publish(group: "g", payloadJSON: Array("[3]".utf8))
+            _ = try stream.readUntil("id: \(other.fingerprint)")
+            server.shutdown(timeoutSeconds: 5)
+            let rest = try stream.readToEnd()
+            #expect(rest.hasSuffix("0\r\n\r\n"), "the chunked stream ends with its last chunk")
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import FeedImaging
 import FeedStore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,6 +17,7 @@ final class Server: Sendable {
     let metrics: Metrics
     private let waiters: Waiters
     private let daemon: HTTPDaemon
+    private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
     let options: ServerOptions
 
@@ -82,9 +84,10 @@ final class Server: Sendable {
         return "http://\(host):\(port)"
     }
 
-    /// Stops accepting, lets requests in flight (publishes above all) finish for up to `timeout`
+    /// Stops accepting, answers parked requests, lets requests in flight (publishes above all) finish for up to `timeout`
     /// seconds, then stops the daemon.
     func shutdown(timeoutSeconds: Int) {
+        guard !shutDown.exchange(true, ordering: .relaxed) else { return }
         daemon.stopAccepting()
         waiters.stop()
         daemon.wakeAllSuspended()
