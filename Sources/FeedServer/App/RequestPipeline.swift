@@ -26,6 +26,7 @@ struct RequestPipeline: Sendable {
                 response = handler(routed)
             }
         }
+        if case .suspend = response.body { return response }  // counted when it is answered
         cors?.decorate(&response)
         metrics.recordRequest(route: routeIndex, method: request.method, status: response.status, bytes: response.bodyByteCount)
         return response

@@ -188,11 +188,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     if pending.bodyTooLarge {
         return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
     }
-    if let suspension = pending.suspension {
+    if pending.suspension != nil, var request = pending.request {
         // Woken from a wait: ask the handler again, which now answers.
         context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending)) }
-        _ = suspension
-        var request = pending.request!
         request.resumed = true
         request.query = RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND)
         request.headers = RequestFields(connection: connection, kind: .HEADER_KIND)
