@@ -17,6 +17,21 @@ struct RequestFields: @unchecked Sendable {
     /// here, once, because the daemon is told to decode nothing itself.
     subscript(name: String) -> String? {
         guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
+        return decoded(value)
+    }
+
+    /// The same for a literal name, passed to libmicrohttpd without building a C string.
+    subscript(name: StaticString) -> String? {
+        let found = name.withUTF8Buffer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count + 1) {
+                MHD_lookup_connection_value(connection, kind, $0)
+            }
+        }
+        guard let value = found else { return nil }
+        return decoded(value)
+    }
+
+    private func decoded(_ value: UnsafePointer<CChar>) -> String? {
         let raw = String(cString: value)
         return kind == .GET_ARGUMENT_KIND ? PercentDecoding.decode(raw, plusIsSpace: true) : raw
     }

@@ -90,14 +90,21 @@ struct Router: Sendable {
     /// Path segments, each decoded once; nil when an escape is malformed. `/a//b/` → `["a", "", "b"]`,
     /// `/` → `[]` (an empty trailing segment is dropped so `/feeds/x/` matches `/feeds/x`).
     static func segments(of path: String) -> [String]? {
-        var parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
-        if parts.last?.isEmpty == true { parts = parts.dropLast() }
-        var decoded: [String] = []
-        decoded.reserveCapacity(parts.count)
-        for part in parts {
-            guard let segment = PercentDecoding.decode(Substring(part)) else { return nil }
-            decoded.append(segment)
+        var path = path
+        return path.withUTF8 { bytes -> [String]? in
+            var segments: [String] = []
+            var start = bytes.first == UInt8(ascii: "/") ? 1 : 0
+            while start <= bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
+                // An empty last segment (a trailing slash, or the path "/") is dropped.
+                if end == bytes.count, end == start { break }
+                let raw = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+                guard let segment = PercentDecoding.decode(raw) else { return nil }
+                segments.append(segment)
+                start = end + 1
+            }
+            return segments
         }
-        return decoded
     }
 }
