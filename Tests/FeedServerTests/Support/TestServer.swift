@@ -50,8 +50,8 @@ final class ChildServer: @unchecked Sendable {
     private var collected = Data()
     private var reader: Thread?
 
-    init(arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: Executable.path)
+    init(executable: String = Executable.path, arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FEED_SERVER_") }
         merged.merge(environment) { $1 }
@@ -61,8 +61,11 @@ final class ChildServer: @unchecked Sendable {
         try process.run()
         // Our copy of the write end must go, or the reader never sees end-of-file.
         try? outputPipe.fileHandleForWriting.close()
-        let fd = outputPipe.fileHandleForReading.fileDescriptor
+        // The reader owns a duplicate of the descriptor and closes it itself, so it never reads
+        // a descriptor the pipe object has already closed (or one reused since).
+        let fd = dup(outputPipe.fileHandleForReading.fileDescriptor)
         let thread = Thread { [weak self] in
+            defer { close(fd) }
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -114,7 +117,5 @@ final class ChildServer: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        // The pipe's descriptor is closed when this object goes: the reader must be done first.
-        while reader?.isFinished == false { usleep(1_000) }
     }
 }
