@@ -109,11 +109,9 @@ struct FeedRoutes: Sendable {
         do {
             let result = try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion,
                                            assets: upload.assetInputs, precondition: precondition)
-            if case .published = result {
-                metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: true)
-            } else {
-                metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: false)
-            }
+            var changed = false
+            if case .published = result { changed = true }
+            metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: changed)
             return publishedResponse(group, result, packing: upload.packing)
         } catch {
             return PublishProblems.problem(for: error).response

@@ -40,17 +40,23 @@ struct FeedPublisher {
                 return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
             }
         }
+        return try underGroupLock("publish", { try publishLocked(draft, precondition: precondition) }, prepare: prepareGroupFolders)
+    }
+
+    /// Runs `body` holding the group's advisory lock (after `prepare`, which may create the
+    /// folder the lock file lives in); file-system failures become `PublishError.storage`.
+    private func underGroupLock<T>(_ operation: String, _ body: () throws -> T, prepare: () throws -> Void = {}) throws(PublishError) -> T {
         do {
-            try prepareGroupFolders()
+            try prepare()
             let lock = try fileSystem.lockExclusive(layout.lockFile)
             defer { lock.unlock() }
-            return try publishLocked(draft, precondition: precondition)
+            return try body()
         } catch let error as PublishError {
             throw error
         } catch let error as FileSystemError {
             throw .storage(error)
         } catch {
-            throw .storage(FileSystemError(kind: .other, operation: "publish", path: layout.directory))
+            throw .storage(FileSystemError(kind: .other, operation: operation, path: layout.directory))
         }
     }
 
@@ -197,9 +203,7 @@ struct FeedPublisher {
             if let precondition, !precondition.holds(for: nil) { throw .preconditionFailed(servedFingerprint: nil) }
             return nil
         }
-        do {
-            let lock = try fileSystem.lockExclusive(layout.lockFile)
-            defer { lock.unlock() }
+        return try underGroupLock("clear") {
             let served = reader.read(schemaVersion: nil).served
             if let precondition, !precondition.holds(for: served) { throw PublishError.preconditionFailed(servedFingerprint: served?.fingerprint) }
             let doomed = layout.directory + "/.deleted-generations-\(clock.nowEpochMs())"
@@ -208,12 +212,6 @@ struct FeedPublisher {
             try fileSystem.syncDirectory(layout.directory)
             try fileSystem.removeTree(doomed)
             return served
-        } catch let error as PublishError {
-            throw error
-        } catch let error as FileSystemError {
-            throw .storage(error)
-        } catch {
-            throw .storage(FileSystemError(kind: .other, operation: "clear", path: layout.directory))
         }
     }
 }
