@@ -58,11 +58,17 @@ let package = Package(
             name: "FeedStoreTesting",
             dependencies: ["FeedStore"]
         ),
-        .executableTarget(
-            name: "FeedServer",
+        // Everything the server does: HTTP on libmicrohttpd, routes, live updates, CLI parsing.
+        // A library so tests and fuzz targets can reach it; the executable is only `main`.
+        .target(
+            name: "FeedServerKit",
             dependencies: ["FeedStore", "FeedImaging", "CMicroHTTPD"],
             // The preview pages are compiled into the binary, so a container needs no extra files.
             resources: [.embedInCode("Preview/preview.html"), .embedInCode("Preview/index.html")]
+        ),
+        .executableTarget(
+            name: "FeedServer",
+            dependencies: ["FeedServerKit"]
         ),
         .testTarget(
             name: "FeedStoreTests",
@@ -76,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedServerTests",
-            dependencies: ["FeedServer", "FeedStore", "FeedStoreTesting", "FeedImaging", "CVips"]
+            dependencies: ["FeedServer", "FeedServerKit", "FeedStore", "FeedStoreTesting", "FeedImaging", "CVips"]
         ),
     ],
     swiftLanguageModes: [.v6]

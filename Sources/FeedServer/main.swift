@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FeedServerKit
 
 let environment = Dictionary(
     CommandLine.arguments.isEmpty ? [] : ProcessEnvironment.pairs(), uniquingKeysWith: { first, _ in first })

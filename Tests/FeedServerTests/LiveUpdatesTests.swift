@@ -1,4 +1,4 @@
-@testable import FeedServer
+@testable import FeedServerKit
 import FeedStore
 import Foundation
 import Testing

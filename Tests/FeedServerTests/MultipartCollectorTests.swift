@@ -1,4 +1,4 @@
-@testable import FeedServer
+@testable import FeedServerKit
 import Testing
 
 /// How pieces from libmicrohttpd's post processor become parts, whatever the buffer boundaries.

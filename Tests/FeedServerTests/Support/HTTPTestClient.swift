@@ -43,8 +43,9 @@ final class HTTPTestConnection {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
+        // No close here: `fd` is already stored, so a throw runs deinit, which closes it. Closing
+        // it twice could close a descriptor another thread (an in-process server) just opened.
         guard result == 0 else {
-            close(fd)
             throw HTTPTestError(description: "connect to port \(port) failed: errno \(errno)")
         }
     }

@@ -3,8 +3,8 @@ import Glibc
 #endif
 
 /// The process environment as name/value pairs (read from `environ`, no Foundation needed).
-enum ProcessEnvironment {
-    static func pairs() -> [(String, String)] {
+public enum ProcessEnvironment {
+    public static func pairs() -> [(String, String)] {
         var result: [(String, String)] = []
         var cursor = environ
         while let entry = cursor.pointee {

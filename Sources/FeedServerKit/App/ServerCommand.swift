@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// `feed-server` as a command: parse options, start, wait for SIGINT/SIGTERM, shut down.
-enum ServerCommand {
+public enum ServerCommand {
     /// Runs the command and returns the process exit status.
-    static func run(arguments: [String], environment: [String: String]) -> Int32 {
+    public static func run(arguments: [String], environment: [String: String]) -> Int32 {
         let command: ServerOptions.Command
         do {
             command = try ServerOptions.parse(arguments, environment: environment)
