@@ -32,6 +32,17 @@ import Testing
         #expect(child.waitForExit() == 0)
     }
 
+    @Test func anEmptyEnvironmentVariableCountsAsUnset() throws {
+        // compose.yaml and CI templates pass `FEED_SERVER_TOKEN=` for "no token".
+        let scratch = ScratchDirectory()
+        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path],
+                                    environment: ["FEED_SERVER_TOKEN": "", "FEED_SERVER_READ_TOKEN": "", "FEED_SERVER_CORS_ORIGIN": ""])
+        let port = try child.waitForPort()
+        #expect(try HTTPTestClient(port: port).put("/feeds/g", json: "[1]").status == 201, "no token configured")
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+    }
+
     @Test func aPortInUseExitsWithStatus2() throws {
         let scratch = ScratchDirectory()
         let first = try ChildServer(arguments: ["--port", "0", "--root", scratch.path])

@@ -81,11 +81,14 @@ struct ServerOptions: Sendable, Equatable {
                help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)") { $0.shutdownTimeoutSeconds = try integer($1, "--shutdown-timeout", 0...3600) },
     ]
 
-    /// Parses arguments (without the program name); environment variables fill in what flags leave out.
+    /// Parses arguments (without the program name); environment variables fill in what flags
+    /// leave out, and an empty variable counts as unset.
     static func parse(_ arguments: [String], environment: [String: String]) throws -> Command {
         var result = ServerOptions()
         for option in options {
-            if let value = environment[option.environment] { try option.apply(&result, value) }
+            // An empty variable counts as unset: compose files and CI templates pass `VAR=` for
+            // "not configured", and refusing to start on it helps nobody.
+            if let value = environment[option.environment], !value.isEmpty { try option.apply(&result, value) }
         }
         var index = 0
         while index < arguments.count {
