@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "FeedStore", targets: ["FeedStore"]),
         .library(name: "FeedStoreTesting", targets: ["FeedStoreTesting"]),
         .executable(name: "feed-server", targets: ["FeedServer"]),
+        .executable(name: "feed-fuzz", targets: ["FeedFuzz"]),
     ],
     targets: [
         // libmicrohttpd as found by pkg-config; headers only, no code of ours.
@@ -70,6 +71,21 @@ let package = Package(
             name: "FeedServer",
             dependencies: ["FeedServerKit"]
         ),
+        // Fuzzing (docs/testing.md). The property checks of every fuzz target, shared by the
+        // fuzzer and the corpus replay test; `@testable import FeedServerKit`, so debug builds only.
+        .target(
+            name: "FuzzChecks",
+            dependencies: ["FeedStore", "FeedStoreTesting", "FeedServerKit"],
+            path: "Fuzz/Sources/FuzzChecks"
+        ),
+        // libFuzzer's driver entry point, declared only: its code comes with -sanitize=fuzzer.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/Sources/CLibFuzzer"),
+        // `feed-fuzz <target>`: replays inputs; built by scripts/fuzz.sh with -DFUZZING, it fuzzes.
+        .executableTarget(
+            name: "FeedFuzz",
+            dependencies: ["FuzzChecks", "CLibFuzzer"],
+            path: "Fuzz/Sources/FeedFuzz"
+        ),
         .testTarget(
             name: "FeedStoreTests",
             dependencies: ["FeedStore", "FeedStoreTesting"],
@@ -79,6 +95,10 @@ let package = Package(
             name: "FeedImagingTests",
             dependencies: ["FeedImaging", "FeedStore"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: ["FuzzChecks"]
         ),
         .testTarget(
             name: "FeedServerTests",

@@ -98,7 +98,7 @@ final class EncodeCache: Sendable {
         var misses = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let capacityBytes: Int
 
     init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
@@ -167,7 +167,7 @@ extension VipsImageEncoder {
 final class PreparedRenderers: @unchecked Sendable {
     // Each slot is written by one helper before `join`, and read only after it.
     private var slots: [Result<any ImageRendering, AssetEncodingError>?]
-    private let lock = Mutex(())
+    private let lock = Lock(())
 
     init(count: Int) { slots = Array(repeating: nil, count: count) }
 

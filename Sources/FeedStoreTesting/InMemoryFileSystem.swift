@@ -1,5 +1,4 @@
 import FeedStore
-import Synchronization
 
 /// A `FileSystem` kept in memory: the "in-memory storage" test double (WidgetBridge ships one too).
 ///
@@ -22,7 +21,7 @@ public final class InMemoryFileSystem: FileSystem {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let clock: any FeedClock
 
     /// Creates an empty file system whose timestamps come from `clock`.
@@ -200,9 +199,9 @@ public final class InMemoryFileSystem: FileSystem {
 extension InMemoryFileSystem: @unchecked Sendable {}
 
 private final class InMemoryLock: FileLock, @unchecked Sendable {
-    private let release: Mutex<(@Sendable () -> Void)?>
+    private let release: Lock<(@Sendable () -> Void)?>
 
-    init(release: @escaping @Sendable () -> Void) { self.release = Mutex(release) }
+    init(release: @escaping @Sendable () -> Void) { self.release = Lock(release) }
 
     func unlock() {
         let action = release.withLock { current -> (@Sendable () -> Void)? in

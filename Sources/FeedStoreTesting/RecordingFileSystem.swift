@@ -1,5 +1,4 @@
 import FeedStore
-import Synchronization
 
 /// Wraps a `FileSystem` and records every mutating or flushing operation in order, to prove
 /// that files and folders are flushed before the rename that makes them visible.
@@ -16,7 +15,7 @@ public final class RecordingFileSystem: FileSystem {
     }
 
     private let base: any FileSystem
-    private let log = Mutex<[Operation]>([])
+    private let log = Lock<[Operation]>([])
 
     /// Records the operations sent to `base`.
     public init(wrapping base: any FileSystem) { self.base = base }

@@ -1,12 +1,11 @@
 import FeedStore
-import Synchronization
 
 /// A clock that says what the test tells it to ("injectable clock").
 public final class FixedClock: FeedClock, @unchecked Sendable {
-    private let now: Mutex<Int64>
+    private let now: Lock<Int64>
 
     /// Starts at `epochMs`.
-    public init(epochMs: Int64) { now = Mutex(epochMs) }
+    public init(epochMs: Int64) { now = Lock(epochMs) }
 
     /// The current time.
     public func nowEpochMs() -> Int64 { now.withLock { $0 } }
@@ -20,7 +19,7 @@ public final class FixedClock: FeedClock, @unchecked Sendable {
 
 /// Counts publish notifications and keeps them ("counting notifier").
 public final class CountingNotifier: PublishNotifier, @unchecked Sendable {
-    private let events = Mutex<[PublishEvent]>([])
+    private let events = Lock<[PublishEvent]>([])
 
     /// Creates a notifier with no events.
     public init() {}

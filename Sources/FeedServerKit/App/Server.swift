@@ -46,7 +46,9 @@ final class Server: Sendable {
         let cache = FeedResponseCache(store: store)
         let waiters = Waiters(cache: cache, metrics: metrics)
         self.waiters = waiters
-        broadcaster.add { waiters.feedChanged(group: $0.group) }
+        // Weak: the store holds the broadcaster and the waiters hold the store (through the
+        // cache), so a strong capture would keep every part of a stopped server alive.
+        broadcaster.add { [weak waiters] in waiters?.feedChanged(group: $0.group) }
         if let command = options.onPublish {
             let hook = PublishHook(command: command)
             broadcaster.add { hook.run(for: $0) }

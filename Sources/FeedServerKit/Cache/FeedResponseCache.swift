@@ -1,5 +1,4 @@
 import FeedStore
-import Synchronization
 
 /// Rendered read responses per group and schema filter, revalidated on every request by
 /// `FeedStore.isCurrent` (one `lstat` of `current.json`; no JSON is parsed on a hit).
@@ -55,7 +54,7 @@ final class FeedResponseCache: Sendable {
     }
 
     private let store: FeedStore
-    private let entries = Mutex<[Key: Entry]>([:])
+    private let entries = Lock<[Key: Entry]>([:])
     private let capacity: Int
 
     /// A cache over `store` holding at most `capacity` entries.

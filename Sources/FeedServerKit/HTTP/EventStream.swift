@@ -1,5 +1,5 @@
+import FeedStore
 import CMicroHTTPD
-import Synchronization
 
 /// A response body that is written over time (Server-Sent Events), without holding a thread:
 /// libmicrohttpd pulls bytes through a content reader (`MHD_create_response_from_callback`);
@@ -16,7 +16,7 @@ final class EventStream: @unchecked Sendable {
         var connection: ConnectionHandle?
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Queues bytes and resumes the connection if it was waiting for them; no-op once finished.
     func send(_ bytes: [UInt8]) {

@@ -1,3 +1,4 @@
+import FeedStore
 import CMicroHTTPD
 import Synchronization
 #if canImport(Glibc)
@@ -40,8 +41,8 @@ final class HTTPDaemon: @unchecked Sendable {
     // quiesce/stop/info, and `stopped` guards the one call that must happen once.
     private let daemon: OpaquePointer
     private let context: DaemonContext
-    private let stopped = Mutex(false)
-    private let quiescedListenSocket = Mutex<Int32?>(nil)
+    private let stopped = Lock(false)
+    private let quiescedListenSocket = Lock<Int32?>(nil)
     /// The port actually bound (differs from the setting when it was 0).
     let port: UInt16
 
@@ -116,7 +117,7 @@ final class DaemonContext: Sendable {
     let log: AccessLog
     let inFlight = Atomic<Int>(0)
     /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
-    let suspended = Mutex<[ObjectIdentifier: Suspension]>([:])
+    let suspended = Lock<[ObjectIdentifier: Suspension]>([:])
 
     init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
         self.handler = handler

@@ -5,35 +5,60 @@ import CMicroHTTPD
 ///
 /// Valid only while the access handler runs: a route must not keep the request beyond that.
 struct RequestFields: @unchecked Sendable {
-    private let connection: OpaquePointer
+    private enum Source {
+        case connection(OpaquePointer)
+        /// Name/value pairs as libmicrohttpd would hand them over (query values still encoded).
+        case given([(String, String)])
+    }
+
+    private let source: Source
     private let kind: MHD_ValueKind
 
     init(connection: OpaquePointer, kind: MHD_ValueKind) {
-        self.connection = connection
+        source = .connection(connection)
+        self.kind = kind
+    }
+
+    /// Fields without a connection, for fuzz targets and tests: the same decoding and lookup
+    /// rules (first value wins, header names case-insensitive) over `pairs`.
+    init(given pairs: [(String, String)], kind: MHD_ValueKind) {
+        source = .given(pairs)
         self.kind = kind
     }
 
     /// The first value of `name` (headers: case-insensitive); query values are percent-decoded
     /// here, once, because the daemon is told to decode nothing itself.
     subscript(name: String) -> String? {
-        guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
-        return decoded(value)
+        switch source {
+        case .connection(let connection):
+            guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
+            return decoded(String(cString: value))
+        case .given(let pairs):
+            return given(pairs, name)
+        }
     }
 
     /// The same for a literal name, passed to libmicrohttpd without building a C string.
     subscript(name: StaticString) -> String? {
+        guard case .connection(let connection) = source else { return self[name.description] }
         let found = name.withUTF8Buffer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count + 1) {
                 MHD_lookup_connection_value(connection, kind, $0)
             }
         }
         guard let value = found else { return nil }
-        return decoded(value)
+        return decoded(String(cString: value))
     }
 
-    private func decoded(_ value: UnsafePointer<CChar>) -> String? {
-        let raw = String(cString: value)
-        return kind == .GET_ARGUMENT_KIND ? PercentDecoding.decode(raw, plusIsSpace: true) : raw
+    private func given(_ pairs: [(String, String)], _ name: String) -> String? {
+        let match: ((String, String)) -> Bool = kind == .HEADER_KIND
+            ? { $0.0.lowercased() == name.lowercased() }
+            : { $0.0 == name }
+        return pairs.first(where: match).flatMap { decoded($0.1) }
+    }
+
+    private func decoded(_ raw: String) -> String? {
+        kind == .GET_ARGUMENT_KIND ? PercentDecoding.decode(raw, plusIsSpace: true) : raw
     }
 }
 

@@ -1,4 +1,4 @@
-import Synchronization
+import FeedStore
 
 /// A request parked without a thread (`MHD_suspend_connection`) until something wakes it.
 ///
@@ -13,7 +13,7 @@ final class Suspension: Sendable {
         case resumed
     }
 
-    private let state = Mutex(State.pending)
+    private let state = Lock(State.pending)
 
     /// Called by the daemon right after `MHD_suspend_connection`, with how to resume it.
     func suspended(resume: @escaping @Sendable () -> Void) {

@@ -1,10 +1,9 @@
 import FeedStore
-import Synchronization
 
 /// The store's notifier: tells every listener (waiters, the redraw hook) about each publish that
 /// changed a feed. Listeners are added after the store exists, since they are built on it.
 final class PublishBroadcaster: PublishNotifier {
-    private let listeners = Mutex<[@Sendable (PublishEvent) -> Void]>([])
+    private let listeners = Lock<[@Sendable (PublishEvent) -> Void]>([])
 
     /// Adds a listener; it runs on the publishing thread, so it must not block.
     func add(_ listener: @escaping @Sendable (PublishEvent) -> Void) {

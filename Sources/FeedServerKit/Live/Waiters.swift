@@ -27,8 +27,8 @@ final class Waiters: Sendable {
 
     private let cache: FeedResponseCache
     private let metrics: Metrics
-    private let waiting = Mutex<[ObjectIdentifier: Waiter]>([:])
-    private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
+    private let waiting = Lock<[ObjectIdentifier: Waiter]>([:])
+    private let subscribers = Lock<[ObjectIdentifier: Subscriber]>([:])
     /// A comment line this often keeps proxies and clients from closing an idle stream.
     static let heartbeatNanos: Int64 = 15_000_000_000
     private let running = Atomic<Bool>(true)

@@ -1,3 +1,4 @@
+import FeedStore
 import Synchronization
 
 /// Counters and a latency histogram, rendered in the Prometheus text format (0.0.4) at `/metrics`.
@@ -21,7 +22,7 @@ final class Metrics: Sendable {
         }
     }
 
-    private let publishLatency = Mutex(Histogram())
+    private let publishLatency = Lock(Histogram())
     private let bytesServed = Atomic<Int>(0)
     private let published = Atomic<Int>(0)
     private let unchanged = Atomic<Int>(0)
@@ -29,8 +30,8 @@ final class Metrics: Sendable {
     /// Long-poll and event-stream clients waiting now (none until live updates exist).
     let openWaiters = Atomic<Int>(0)
 
-    private let counts = Mutex<[Int: Int]>([:])
-    private let names = Mutex<[String]>([])
+    private let counts = Lock<[Int: Int]>([:])
+    private let names = Lock<[String]>([])
 
     /// Counts a finished request by route template, method and status, and its body bytes.
     /// (Keyed by small integers: this runs on every request.)

@@ -1,5 +1,4 @@
 import FeedStore
-import Synchronization
 
 /// `GET` and `HEAD /assets/{group}/{generationId}/{name}`: an asset's bytes, sent from the file.
 ///
@@ -42,8 +41,8 @@ struct AssetRoutes: Sendable {
 /// Asset lists of generations (immutable once visible) and hashes of files whose generation
 /// records none (WidgetBridge's own), so serving an asset parses no JSON and hashes nothing twice.
 final class AssetIndexCache: Sendable {
-    private let lists = Mutex<[String: [AssetInfo]]>([:])
-    private let hashes = Mutex<[String: (FileStatus, String)]>([:])
+    private let lists = Lock<[String: [AssetInfo]]>([:])
+    private let hashes = Lock<[String: (FileStatus, String)]>([:])
     private let capacity = 4096
 
     func assets(group: String, generation: String, store: FeedStore) -> [AssetInfo]? {

@@ -36,7 +36,7 @@ struct FeedRoutes: Sendable {
         case .success(let target): (group, schemaVersion) = target
         }
         let wait: Double?
-        switch waitSeconds(routed.request) {
+        switch Self.waitSeconds(routed.request.query["wait"]) {
         case .failure(let problem): return problem.response
         case .success(let seconds): wait = seconds
         }
@@ -243,8 +243,8 @@ struct FeedRoutes: Sendable {
 
     /// `?wait=<seconds>` capped at 60 s, plus up to 1/16 of it as jitter so that waiters parked
     /// together do not all come back in the same instant; nil without `wait`.
-    private func waitSeconds(_ request: HTTPRequest) -> Result<Double?, Problem> {
-        guard let text = request.query["wait"] else { return .success(nil) }
+    static func waitSeconds(_ text: String?) -> Result<Double?, Problem> {
+        guard let text else { return .success(nil) }
         guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
             return .failure(.badRequest("invalid-parameter", "Invalid parameter", "wait must be a number of seconds, 0 or more (got '\(text)')."))
         }

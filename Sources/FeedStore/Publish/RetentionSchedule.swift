@@ -1,10 +1,8 @@
-import Synchronization
-
 /// Remembers, per group, when retention last scanned `generations/`, so that a burst of
 /// publishes pays for one folder scan per interval instead of one per publish (a scan costs
 /// time in proportion to the generations lingering in their grace period).
 final class RetentionSchedule: Sendable {
-    private let lastSweep = Mutex<[String: Int64]>([:])
+    private let lastSweep = Lock<[String: Int64]>([:])
 
     /// Whether a sweep of `group` is due at `now`; claims it (records `now`) when it is.
     func claimSweep(of group: String, now: Int64, interval: Int64) -> Bool {

@@ -106,6 +106,8 @@ final class ChildServer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(5_000) }
         guard !process.isRunning else { return nil }
+        // Returns at once now; Foundation keeps a Process alive until someone waits on it.
+        process.waitUntilExit()
         while reader?.isFinished == false, Date() < deadline { usleep(1_000) }
         return process.terminationStatus
     }

@@ -1,0 +1,158 @@
+@testable import FeedServerKit
+import FeedStore
+
+/// `multipart/form-data` bodies through the real daemon: libmicrohttpd's post processor feeding
+/// `MultipartCollector`, over a loopback connection to an in-process `HTTPDaemon` whose handler
+/// records the parts it was given.
+///
+/// Input byte 0, lowest bit clear: the rest describes parts (split on 0xFF: a selector byte, then
+/// the part's bytes), which are encoded as a well-formed body. Set: the rest is sent as the body,
+/// with `boundary=B`.
+enum MultipartTarget {
+    static let target = FuzzTarget(
+        name: "multipart",
+        summary: "multipart/form-data through libmicrohttpd into MultipartCollector: a well-formed body yields exactly its "
+            + "parts (name, filename, content type, bytes; more than --max-parts is a 413), except that a part with no "
+            + "bytes followed by one with the same name and filename reads as one part (documented); any body yields "
+            + "200 with parts no larger than the body, or a 400/413 problem with a JSON body.",
+        check: check)
+
+    static let maxParts = 6
+    static let names = ["payload", "a", "image", "x.png", "c d", "\u{e9}", "", "b"]
+    static let contentTypes = ["image/png", "application/json", "text/plain; charset=utf-8", "application/octet-stream"]
+
+    /// The daemon and a connection to it, started on first use.
+    private static let server: (daemon: HTTPDaemon, connection: LoopbackConnection)? = {
+        var settings = DaemonSettings()
+        settings.port = 0
+        settings.threads = 2
+        settings.maxParts = maxParts
+        settings.maxBodyBytes = 1 << 20
+        guard let daemon = try? HTTPDaemon(settings: settings, log: AccessLog(enabled: false), handler: { request in
+            received.withLock { $0 = request.parts }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8))
+        }) else { return nil }
+        return (daemon, LoopbackConnection(port: daemon.port))
+    }()
+
+    /// The parts the handler saw for the last request.
+    private static let received = Lock<[MultipartPart]?>(nil)
+
+    /// A part as generated from the input (and as the collector should report it).
+    struct Part: Equatable {
+        var name: String
+        var filename: String?
+        var contentType: String?
+        var bytes: [UInt8]
+    }
+
+    static func check(_ input: [UInt8]) throws(PropertyViolation) {
+        guard let server else { throw PropertyViolation(property: "the daemon starts on a loopback port", observed: "it did not") }
+        received.withLock { $0 = nil }
+        if let mode = input.first, mode & 1 == 1 {
+            try checkRawBody(Array(input.dropFirst()), connection: server.connection)
+        } else {
+            try checkGeneratedParts(parts(from: Array(input.dropFirst())), connection: server.connection)
+        }
+    }
+
+    private static func checkGeneratedParts(_ parts: [Part], connection: LoopbackConnection) throws(PropertyViolation) {
+        let (body, boundary) = encode(parts)
+        let response = try send(body, boundary: boundary, connection: connection)
+        let expected = collected(parts)
+        guard expected.count <= maxParts else {
+            try expect(response.status == 413, "more parts than --max-parts is a 413", observed: "\(response.status) for \(expected.count) parts")
+            return try expectProblem(response)
+        }
+        try expect(response.status == 200, "a well-formed multipart body is accepted",
+                   observed: "\(response.status) \(shown(response.body)) for \(shown(body))")
+        let got = received.withLock { $0 }?.map { Part(name: $0.name, filename: $0.filename, contentType: $0.contentType, bytes: $0.bytes) }
+        try expect(got == expected, "the collector yields exactly the parts that were sent",
+                   observed: "got \(describe(got ?? [])) expected \(describe(expected)) for \(shown(body))")
+    }
+
+    private static func checkRawBody(_ body: [UInt8], connection: LoopbackConnection) throws(PropertyViolation) {
+        let response = try send(body, boundary: "B", connection: connection)
+        switch response.status {
+        case 200:
+            let parts = received.withLock { $0 }
+            try expect(parts != nil, "an accepted multipart body reaches the handler with its parts")
+            let total = parts?.reduce(0) { $0 + $1.bytes.count } ?? 0
+            try expect(total <= body.count, "parts never hold more bytes than the body", observed: "\(total) > \(body.count)")
+            try expect((parts?.count ?? 0) <= maxParts, "never more parts than --max-parts", observed: "\(parts?.count ?? 0)")
+        case 400, 413:
+            try expectProblem(response)
+        default:
+            throw PropertyViolation(property: "a multipart body is answered 200, 400 or 413", observed: "\(response.status) for \(shown(body))")
+        }
+    }
+
+    private static func send(_ body: [UInt8], boundary: String, connection: LoopbackConnection) throws(PropertyViolation) -> LoopbackConnection.Response {
+        let head = "PUT /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
+            + "Content-Length: \(body.count)\r\n\r\n"
+        do {
+            return try connection.exchange(Array(head.utf8) + body)
+        } catch {
+            throw PropertyViolation(property: "every multipart request gets a response", observed: "\(error) for \(shown(body))")
+        }
+    }
+
+    private static func expectProblem(_ response: LoopbackConnection.Response) throws(PropertyViolation) {
+        let body = try? JSONParser.parse(response.body)
+        try expect(body?["status"]?.integerValue == Int64(response.status) && body?["detail"]?.stringValue != nil,
+                   "a refused multipart body gets a problem with its status and a detail", observed: shown(response.body))
+    }
+
+    /// Parts described by the input: each piece between 0xFF bytes is a selector byte (name,
+    /// filename, content type) followed by the part's bytes.
+    static func parts(from bytes: [UInt8]) -> [Part] {
+        bytes.split(separator: 0xFF, omittingEmptySubsequences: false).prefix(maxParts + 2).map { piece in
+            let selector = piece.first ?? 0
+            let name = names[Int(selector & 7)]
+            let filename = selector & 0x08 != 0 ? names[Int((selector >> 4) & 7)] + ".bin" : nil
+            let contentType = selector & 0x80 != 0 ? contentTypes[Int((selector >> 4) & 3)] : nil
+            return Part(name: name, filename: filename, contentType: contentType, bytes: Array(piece.dropFirst()))
+        }
+    }
+
+    /// A well-formed body for `parts` and a boundary that occurs in none of them.
+    static func encode(_ parts: [Part]) -> (body: [UInt8], boundary: String) {
+        var boundary = "fuzz-boundary"
+        while parts.contains(where: { contains(Array(boundary.utf8), in: $0.bytes) }) { boundary += "x" }
+        var body: [UInt8] = []
+        for part in parts {
+            var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.name)\""
+            if let filename = part.filename { head += "; filename=\"\(filename)\"" }
+            head += "\r\n"
+            if let contentType = part.contentType { head += "Content-Type: \(contentType)\r\n" }
+            body += Array((head + "\r\n").utf8) + part.bytes + Array("\r\n".utf8)
+        }
+        body += Array("--\(boundary)--\r\n".utf8)
+        return (body, boundary)
+    }
+
+    /// What the collector's documented rule makes of `parts`: a part with no bytes followed by
+    /// one with the same name and filename is one part (libmicrohttpd announces a part with an
+    /// empty piece, so the two cannot be told apart); it keeps the first one's content type.
+    static func collected(_ parts: [Part]) -> [Part] {
+        var result: [Part] = []
+        for part in parts {
+            if let last = result.last, last.bytes.isEmpty, last.name == part.name, last.filename == part.filename {
+                result[result.count - 1].bytes = part.bytes
+            } else {
+                result.append(part)
+            }
+        }
+        return result
+    }
+
+    private static func describe(_ parts: [Part]) -> String {
+        parts.map { "(\(shown($0.name)), \($0.filename.map(shown) ?? "-"), \($0.contentType ?? "-"), \($0.bytes.count) bytes)" }
+            .joined(separator: " ")
+    }
+
+    private static func contains(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { haystack[$0..<$0 + needle.count].elementsEqual(needle) }
+    }
+}
