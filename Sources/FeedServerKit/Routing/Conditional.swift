@@ -6,21 +6,25 @@ enum Conditional {
     static func entityTag(_ fingerprint: String) -> String { "\"\(fingerprint)\"" }
 
     /// Whether an `If-None-Match` value matches `entityTag` (weak comparison, as §13.1.2 requires;
-    /// `*` matches any current representation). Works on UTF-8 bytes: this runs on every revalidation.
+    /// `*` matches any current representation). A malformed value matches nothing, so the
+    /// client gets the full response. Works on UTF-8 bytes: this runs on every revalidation.
     static func ifNoneMatch(_ header: String?, matches entityTag: String) -> Bool {
         guard var header else { return false }
         if header == entityTag { return true }
+        var wanted = entityTag
         return header.withUTF8 { bytes in
-            var tag = entityTag
-            return tag.withUTF8 { wanted in
-                for member in bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
-                    var candidate = member.drop { $0 == 0x20 || $0 == 0x09 }
-                    while let last = candidate.last, last == 0x20 || last == 0x09 { candidate = candidate.dropLast() }
-                    if candidate.elementsEqual([UInt8(ascii: "*")]) { return true }
-                    if candidate.starts(with: [UInt8(ascii: "W"), UInt8(ascii: "/")]) { candidate = candidate.dropFirst(2) }
-                    if candidate.elementsEqual(wanted) { return true }
+            wanted.withUTF8 { tag in
+                // The opaque part of our own tag: what is between its quotes.
+                guard tag.count >= 2 else { return false }
+                let opaque = UnsafeBufferPointer(rebasing: tag[1..<(tag.count - 1)])
+                var matched = false
+                let wellFormed = walkTagList(bytes) { member in
+                    switch member {
+                    case .any: matched = true
+                    case .tag(let range, _): matched = matched || bytes[range].elementsEqual(opaque)
+                    }
                 }
-                return false
+                return wellFormed && matched
             }
         }
     }
@@ -32,35 +36,71 @@ enum Conditional {
         case weak(String)
     }
 
-    /// Parses `*` or a comma-separated list of entity tags (RFC 9110 §8.8.3: `W/"..."` or `"..."`,
-    /// commas allowed inside the quotes); nil when the list is malformed.
+    /// Parses `*` or a comma-separated list of entity tags (RFC 9110 §8.8.3); nil when malformed.
     static func parseTagList(_ header: String) -> [TagListMember]? {
-        let bytes = Array(header.utf8)
-        var members: [TagListMember] = []
-        var index = 0
-        func skipSeparators() { while index < bytes.count, [0x20, 0x09, UInt8(ascii: ",")].contains(bytes[index]) { index += 1 } }
-        skipSeparators()
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "*") {
-                members.append(.any)
-                index += 1
-            } else {
-                var weak = false
-                if index + 1 < bytes.count, bytes[index] == UInt8(ascii: "W"), bytes[index + 1] == UInt8(ascii: "/") {
-                    weak = true
-                    index += 2
+        var header = header
+        return header.withUTF8 { bytes in
+            var members: [TagListMember] = []
+            let wellFormed = walkTagList(bytes) { member in
+                switch member {
+                case .any: members.append(.any)
+                case .tag(let range, let weak):
+                    let tag = String(decoding: bytes[range], as: UTF8.self)
+                    members.append(weak ? .weak(tag) : .strong(tag))
                 }
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-                guard let close = bytes[(index + 1)...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-                let tag = String(decoding: bytes[(index + 1)..<close], as: UTF8.self)
-                members.append(weak ? .weak(tag) : .strong(tag))
-                index = close + 1
             }
-            let before = index
-            skipSeparators()
-            if index == before, index < bytes.count { return nil }
+            return wellFormed ? members : nil
         }
-        return members
+    }
+
+    private enum WalkedMember {
+        case any
+        /// The opaque tag (between the quotes) and whether it was `W/`.
+        case tag(Range<Int>, weak: Bool)
+    }
+
+    /// Walks an `If-Match` / `If-None-Match` value without copying it: `*` alone, or a list of
+    /// `"opaque"` / `W/"opaque"` separated by commas with optional blanks around them, empty
+    /// elements allowed (RFC 9110 §5.6.1). Opaque tags are `etagc` bytes (no blanks, no quotes;
+    /// commas allowed). Returns false, possibly after some members, when the value is malformed.
+    private static func walkTagList(_ bytes: UnsafeBufferPointer<UInt8>, _ visit: (WalkedMember) -> Void) -> Bool {
+        var index = 0
+        func skipBlanks() { while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 } }
+        skipBlanks()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "*") {
+            index += 1
+            skipBlanks()
+            guard index == bytes.count else { return false }
+            visit(.any)
+            return true
+        }
+        while true {
+            skipBlanks()
+            guard index < bytes.count else { return true }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            var weak = false
+            if index + 1 < bytes.count, bytes[index] == UInt8(ascii: "W"), bytes[index + 1] == UInt8(ascii: "/") {
+                weak = true
+                index += 2
+            }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
+            let start = index + 1
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+                // etagc = %x21 / %x23-7E / obs-text
+                guard bytes[end] == 0x21 || bytes[end] >= 0x23, bytes[end] != 0x7F else { return false }
+                end += 1
+            }
+            guard end < bytes.count else { return false }
+            visit(.tag(start..<end, weak: weak))
+            index = end + 1
+            skipBlanks()
+            // Members are separated by commas, not just blanks.
+            guard index == bytes.count || bytes[index] == UInt8(ascii: ",") else { return false }
+        }
     }
 
     /// The write precondition of `If-Match` / `If-None-Match` on `PUT` and `DELETE`, as S3 does it:

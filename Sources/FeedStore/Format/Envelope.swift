@@ -79,7 +79,8 @@ public struct Envelope: Equatable, Sendable {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
                 output.append(contentsOf: "{\"name\":".utf8)
                 CompactJSON.writeString(asset.name, to: &output)
-                output.append(contentsOf: ",\"bytes\":\(asset.byteCount),\"sha256\":\"\(asset.sha256)\"".utf8)
+                output.append(contentsOf: ",\"bytes\":\(asset.byteCount),\"sha256\":".utf8)
+                CompactJSON.writeString(asset.sha256, to: &output)
                 if let width = asset.width, let height = asset.height {
                     output.append(contentsOf: ",\"width\":\(width),\"height\":\(height)".utf8)
                 }

@@ -9,7 +9,8 @@ public struct JSONPointer: Equatable, Sendable {
             tokens = []
             return
         }
-        guard text.hasPrefix("/") else { return nil }
+        // Bytes, not Characters: "/" followed by a combining mark is a single Character.
+        guard text.utf8.first == UInt8(ascii: "/") else { return nil }
         var parsed: [String] = []
         // Unicode scalars, not Characters: a combining mark or emoji modifier after `~1`
         // must not merge with the `1` into one grapheme.

@@ -1,0 +1,33 @@
+@testable import FeedServerKit
+import FeedStore
+import Testing
+
+/// Defects the fuzz targets found in the server's code; each input is also in Fuzz/Corpus/<target>/.
+@Suite struct FuzzFindingTests {
+    /// etags: regression-members-without-comma, regression-star-inside-a-tag. The list parser took
+    /// blank-separated tags as a list, and the If-None-Match matcher split on every comma, even
+    /// inside a quoted tag, so `"a,*,b"` matched everything as if it were `*`.
+    @Test func entityTagListsFollowTheRFCGrammar() {
+        #expect(Conditional.parseTagList(#"  "0123" *,"#) == nil)
+        #expect(Conditional.parseTagList(#""a" "b""#) == nil)
+        #expect(Conditional.parseTagList(#""a", *"#) == nil, "* stands alone")
+        #expect(Conditional.parseTagList(#"W/"a", , "b,c""#) == [.weak("a"), .strong("b,c")], "empty elements and commas in tags")
+        #expect(Conditional.parseTagList(#""a b""#) == nil, "no blanks inside a tag")
+        #expect(Conditional.parseTagList(" * ") == [.any])
+        #expect(!Conditional.ifNoneMatch(#""a,*,b""#, matches: #""0123abcd""#))
+        #expect(!Conditional.ifNoneMatch(#""x,"0123abcd"#, matches: #""0123abcd""#))
+        #expect(Conditional.ifNoneMatch(#""a,*,b", W/"0123abcd""#, matches: #""0123abcd""#))
+        #expect(!Conditional.ifNoneMatch(#""0123abcd" "x""#, matches: #""0123abcd""#), "a malformed list matches nothing")
+    }
+
+    @Test func theServerAppliesTheGrammar() throws {
+        try withTestServer { _, client in
+            let published = try client.put("/feeds/g", json: "[1]")
+            let tag = try #require(published.header("ETag"))
+            #expect(try client.get("/feeds/g", headers: [("If-None-Match", #""a,*,b""#)]).status == 200)
+            #expect(try client.get("/feeds/g", headers: [("If-None-Match", #""a,*,b", \#(tag)"#)]).status == 304)
+            #expect(try client.put("/feeds/g", json: "[2]", headers: [("If-Match", "\(tag) \"other\"")]).status == 400)
+            #expect(try client.put("/feeds/g", json: "[2]", headers: [("If-Match", "\"other\", \(tag)")]).status == 201)
+        }
+    }
+}
