@@ -24,8 +24,9 @@ final class Server: Sendable {
     /// Prepares the root, builds the routes and starts listening.
     init(options: ServerOptions) throws {
         self.options = options
+        // One limit for writing and reading a feed.json (payload plus envelope).
         let configuration = FeedStoreConfiguration(keepPrevious: options.keepPrevious, gracePeriodMs: Int64(options.graceSeconds) * 1000,
-                                                   jsonLimits: JSONLimits(maxBytes: min(options.maxBodyBytes, options.maxPayloadBytes)))
+                                                   maxFeedBytes: options.maxPayloadBytes)
         let broadcaster = PublishBroadcaster()
         let store = FeedStore(root: options.root, configuration: configuration, notifier: broadcaster)
         do {
@@ -33,6 +34,7 @@ final class Server: Sendable {
         } catch {
             throw StartError(description: "root folder '\(options.root)' cannot be created or written: \(error)")
         }
+        store.sweepLeftovers()
         self.store = store
         let encoder: VipsImageEncoder
         do {

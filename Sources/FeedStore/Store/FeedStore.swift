@@ -1,4 +1,9 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -39,7 +44,7 @@ public final class FeedStore: Sendable {
         let layout = try validatedLayout(group)
         try validate(assets)
         let compact: [UInt8]
-        do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.jsonLimits) } catch { throw .invalidPayload(error) }
+        do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.payloadLimits) } catch { throw .invalidPayload(error) }
         let stored = assets.map {
             StoredAsset(name: $0.name, byteCount: $0.bytes.count, sha256: SHA256Hash.hex($0.bytes), width: $0.width, height: $0.height)
         }
@@ -85,6 +90,16 @@ public final class FeedStore: Sendable {
         let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
                                       clock: clock, schedule: retention)
         return try publisher.clear(precondition: precondition)
+    }
+
+    /// Removes what interrupted writes left in every group (folders of a DELETE that a crash cut
+    /// short); each group under its lock. Called at start-up; publishes and DELETEs also sweep.
+    public func sweepLeftovers() {
+        for group in groups() {
+            let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: GroupLayout(root: root, group: group),
+                                          configuration: configuration, clock: clock, schedule: retention)
+            try? publisher.sweepLeftovers()
+        }
     }
 
     // MARK: Read
@@ -138,7 +153,7 @@ public final class FeedStore: Sendable {
     }
 
     private func reader(for group: String) -> FeedReader {
-        FeedReader(fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), maxEnvelopeBytes: configuration.maxEnvelopeBytes)
+        FeedReader(fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), limits: configuration.envelopeLimits)
     }
 
     // MARK: Assets and groups
@@ -222,11 +237,14 @@ extension FeedStore {
         var path = root.hasPrefix("/") ? "" : "."
         for component in root.split(separator: "/") {
             path += "/" + component
-            do { try fileSystem.ensureDirectory(path) } catch { throw error as! FileSystemError }
+            do { try fileSystem.ensureDirectory(path) } catch {
+                throw error as? FileSystemError ?? FileSystemError(kind: .other, operation: "mkdir", path: path)
+            }
         }
-        let probe = GroupLayout(root: root, group: ".feed-server-write-probe").directory
+        // A name of this process's own: two servers starting on one root must not remove each
+        // other's probe (the second would then fail its own removal and refuse to start).
+        let probe = GroupLayout(root: root, group: ".feed-server-write-probe-\(getpid())-\(UInt64.random(in: 0...UInt64.max))").directory
         do {
-            try? fileSystem.removeTree(probe)
             try fileSystem.writeFileDurably(probe, contents: [])
             try fileSystem.removeTree(probe)
         } catch {
