@@ -95,8 +95,12 @@ final class Server: Sendable {
         daemon.wakeAllSuspended()
         let deadline = MonotonicClock.nanos() + Int64(timeoutSeconds) * 1_000_000_000
         while daemon.requestsInFlight > 0, MonotonicClock.nanos() < deadline {
+            // A keep-alive client may send another waiting request meanwhile: the waiters answer
+            // it at once now, and anything that still slipped into suspension is woken again.
+            daemon.wakeAllSuspended()
             usleep(10_000)
         }
+        daemon.wakeAllSuspended()
         daemon.stop()
     }
 }

@@ -59,8 +59,8 @@ struct FeedRoutes: Sendable {
     private func noFeedProblem(group: String, schemaVersion: Int?, read: FeedRead) -> Problem {
         let filter = schemaVersion.map { " with schemaVersion \($0)" } ?? ""
         var detail = "Group '\(group)' has no readable generation\(filter)."
-        if !read.skipped.isEmpty {
-            detail += " Skipped: " + read.skipped.map { "\($0.id) (\($0.reason))" }.joined(separator: "; ") + "."
+        if let skipped = FeedRendering.skippedSummary(read, group: group, schemaVersion: schemaVersion) {
+            detail += " Skipped: " + skipped + "."
         }
         return Problem(status: 404, type: "no-feed", title: "No feed", detail: detail)
     }
