@@ -1,4 +1,5 @@
 @testable import FeedServerKit
+import FeedImaging
 import FeedStore
 import Foundation
 import Synchronization
@@ -191,6 +192,35 @@ import Glibc
             #expect(failures.load(ordering: .relaxed) == 0)
             #expect(try client.put("/feeds/g", json: "[\"end\"]").status == 201)
             withExtendedLifetime(server) {}
+        }
+    }
+
+    @Test(arguments: ["delete", "truncate"])
+    func anAssetDamagedInPlaceIsNoticedWithinASecond(_ damage: String) throws {
+        try withTestServer { server, client in
+            func publish(_ title: String, _ name: String) throws -> String {
+                var body = MultipartBody()
+                body.field("payload", #"{"title":"\#(title)","image":"\#(name)"}"#, contentType: "application/json")
+                body.file("image", filename: name, try TestImages.png(width: 64, height: 64))
+                let response = try client.putMultipart("/feeds/g", body)
+                #expect(response.status == 201)
+                return try #require(response.json["generationId"] as? String)
+            }
+            let first = try publish("one", "a.png")
+            let second = try publish("two", "b.png")
+            #expect(try client.get("/feeds/g").header("X-Feed-Generation") == second, "cached")
+            let asset = "\(server.options.root)/g/generations/\(second)/assets/b.png"
+            if damage == "delete" {
+                try FileManager.default.removeItem(atPath: asset)
+            } else {
+                try FileHandle(forWritingTo: URL(fileURLWithPath: asset)).truncate(atOffset: 10)
+            }
+            let started = Date()
+            try waitUntil(seconds: 5) { try client.get("/feeds/g").header("X-Feed-Generation") == first }
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(elapsed < 2, "noticed in \(elapsed) s")
+            // What a fresh reader of the folder serves.
+            #expect(FeedStore(root: server.options.root).read(group: "g").served?.id == first)
         }
     }
 }
