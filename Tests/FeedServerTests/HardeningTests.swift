@@ -223,4 +223,30 @@ import Glibc
             #expect(FeedStore(root: server.options.root).read(group: "g").served?.id == first)
         }
     }
+
+    @Test func aClientThatSendsItsWholeBodyBeforeReadingGetsThe413() throws {
+        try withTestServer(configure: { $0.maxBodyBytes = 100_000 }) { server, client in
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 3_000_000)
+            // Declared length: the body is read and dropped, then the 413 problem arrives.
+            let declared = try HTTPTestConnection(port: server.port)
+                .request("PUT", "/feeds/g", headers: [("Content-Type", "application/json")], body: body)
+            #expect(declared.status == 413)
+            #expect(declared.json["type"] as? String == "https://feed-server.invalid/problems/body-too-large")
+
+            // Chunked, no length: noticed while counting, then the same.
+            let chunked = try HTTPTestConnection(port: server.port)
+            var raw = Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+            for _ in 0..<30 { raw += Array("186a0\r\n".utf8) + [UInt8](repeating: 0x20, count: 100_000) + Array("\r\n".utf8) }
+            raw += Array("0\r\n\r\n".utf8)
+            try chunked.sendRaw(raw)
+            #expect(try chunked.readResponse().status == 413)
+
+            // Expect: 100-continue: answered before any body byte is sent.
+            let waiting = try HTTPTestConnection(port: server.port)
+            try waiting.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000000\r\nExpect: 100-continue\r\n\r\n".utf8))
+            #expect(try waiting.readResponse().status == 413)
+
+            #expect(try client.get("/healthz").status == 200)
+        }
+    }
 }

@@ -131,7 +131,11 @@ final class PendingRequest: @unchecked Sendable {
     let startNanos = MonotonicClock.nanos()
     var body: [UInt8] = []
     var bodyBytes = 0
-    var bodyTooLarge = false
+    /// An answer decided before the body ended (413 so far): the body bytes that still arrive
+    /// are read and dropped, within `BodyDrain`'s bounds, and this is queued when it ends.
+    var earlyAnswer: HTTPResponse?
+    /// Body bytes dropped since `earlyAnswer` was decided.
+    var drainedBytes = 0
     /// Set for `multipart/form-data` bodies, which stream into parts instead of `body`.
     var multipart: MultipartCollector?
     /// Set while the request is parked, and after it was woken.
@@ -159,9 +163,16 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         slot.pointee = Unmanaged.passRetained(pending).toOpaque()
         context.inFlight.add(1, ordering: .relaxed)
         if let length = declaredContentLength(connection), length > context.maxBodyBytes {
-            // Answering before reading the body makes libmicrohttpd skip `100 Continue` and close
-            // the connection afterwards, which is what a client sending too much should get.
-            return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
+            let answer = tooLarge(context.maxBodyBytes)
+            // A client waiting for `100 Continue` has sent no body yet: answering now makes
+            // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
+            // So does a body too large to drain. Any other client is sending its body before it
+            // reads: read and drop it, then answer, or it would see a reset instead of the 413.
+            if expectsContinue(connection) || length > BodyDrain.maxBytes {
+                return respond(connection, context, pending, method: method, url: url, answer)
+            }
+            pending.earlyAnswer = answer
+            return mhdYes
         }
         if isMultipart(connection) {
             pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts)
@@ -170,11 +181,21 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
     let size = uploadSize.pointee
+    if size > 0, let answer = pending.earlyAnswer {
+        uploadSize.pointee = 0
+        pending.drainedBytes = pending.drainedBytes.addingSaturating(size)
+        guard BodyDrain.allows(bytes: pending.drainedBytes, since: pending.startNanos) else {
+            // Past the drain bounds: answer now; libmicrohttpd closes the connection after it.
+            return respond(connection, context, pending, method: method, url: url, answer)
+        }
+        return mhdYes
+    }
     if size > 0 {
-        pending.bodyBytes += size
+        pending.bodyBytes = pending.bodyBytes.addingSaturating(size)
         if pending.bodyBytes > context.maxBodyBytes {
-            pending.bodyTooLarge = true
+            pending.earlyAnswer = tooLarge(context.maxBodyBytes)
             pending.body = []
+            pending.multipart = nil
         } else if let data = uploadData {
             if let multipart = pending.multipart {
                 multipart.feed(data, count: size)
@@ -185,8 +206,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         uploadSize.pointee = 0
         return mhdYes
     }
-    if pending.bodyTooLarge {
-        return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
+    if let answer = pending.earlyAnswer {
+        return respond(connection, context, pending, method: method, url: url, answer)
     }
     if pending.suspension != nil, var request = pending.request {
         // Woken from a wait: ask the handler again, which now answers.
@@ -237,6 +258,33 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
 private func tooLarge(_ limit: Int) -> HTTPResponse {
     Problem(status: 413, type: "body-too-large", title: "Request body too large",
             detail: "The request body exceeds the server's limit of \(limit) bytes (--max-body-bytes).").response
+}
+
+/// How much of a rejected request's body is read and dropped so that its client, if it sends
+/// everything before reading, still reads the answer: at most `maxBytes` and `maxNanos`.
+enum BodyDrain {
+    /// Most body bytes dropped for one rejected request.
+    static let maxBytes = 64 << 20
+    /// Longest time from the request's start to the end of the drain.
+    static let maxNanos: Int64 = 10_000_000_000
+
+    /// Whether draining may go on after `bytes` were dropped for a request started at `startNanos`.
+    static func allows(bytes: Int, since startNanos: Int64) -> Bool {
+        bytes <= maxBytes && MonotonicClock.nanos() - startNanos <= maxNanos
+    }
+}
+
+private func expectsContinue(_ connection: OpaquePointer) -> Bool {
+    guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Expect") else { return false }
+    return String(cString: value).lowercased() == "100-continue"
+}
+
+extension Int {
+    /// `self + other`, stopping at `Int.max` (byte counts from a client must not trap).
+    func addingSaturating(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
+    }
 }
 
 private func isMultipart(_ connection: OpaquePointer) -> Bool {
