@@ -1,4 +1,5 @@
 import FeedStore
+import FeedStoreTesting
 import Foundation
 import Testing
 
@@ -229,6 +230,25 @@ import Testing
         }
         #expect(failures == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path + "/root").isEmpty, "no probe left behind")
+    }
+}
+
+@Suite struct RetentionVisibilityTests {
+    @Test func anExpiredGenerationLeavesReadersSightInOneStepBeforeItIsDeleted() throws {
+        let temporary = TemporaryDirectory()
+        let recorder = RecordingFileSystem(wrapping: PosixFileSystem())
+        // The real clock: retirement is judged by folder mtimes.
+        let store = FeedStore(root: temporary.path, configuration: FeedStoreConfiguration(keepPrevious: 0, gracePeriodMs: 0, sweepIntervalMs: 0),
+                              fileSystem: recorder)
+        let first = try store.publish(group: "g", payloadJSON: Array("[1]".utf8))
+        recorder.reset()
+        _ = try store.publish(group: "g", payloadJSON: Array("[2]".utf8))
+        let folder = "\(temporary.path)/g/generations/\(first.generationId)"
+        // A crash between deleting its files and its folder would otherwise leave a visible,
+        // half-deleted generation; as a `.tmp` folder, readers ignore it and the next sweep removes it.
+        #expect(recorder.operations.contains(.rename(folder, folder + ".removed.tmp")), "\(recorder.operations)")
+        #expect(recorder.operations.contains(.removeTree(folder + ".removed.tmp")))
+        #expect(!recorder.operations.contains(.removeTree(folder)))
     }
 }
 

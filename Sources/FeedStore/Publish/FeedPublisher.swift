@@ -94,7 +94,7 @@ struct FeedPublisher {
             try writePointer(pointer)
         } catch let error as FileSystemError {
             // The pointer never switched: the new folder is unreferenced and can go now.
-            try? fileSystem.removeTree(layout.generation(id))
+            removeOutOfSight(id)
             throw error
         }
         applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
@@ -217,9 +217,18 @@ struct FeedPublisher {
                 try? fileSystem.removeTree(path)
             } else if !referenced.contains(entry.name), mayHaveExpired(entry.name, now: now),
                       let info = fileSystem.status(path), now - info.modificationNanos / 1_000_000 >= configuration.gracePeriodMs {
-                try? fileSystem.removeTree(path)
+                removeOutOfSight(entry.name)
             }
         }
+    }
+
+    /// Removes a generation folder so that no reader ever sees it half-deleted: it is first
+    /// renamed to a `.tmp` name (readers ignore those; one step), then deleted file by file. A
+    /// crash in between leaves a `.tmp` folder, which the next sweep removes.
+    private func removeOutOfSight(_ id: String) {
+        let doomed = layout.generation(id) + ".removed" + GenerationID.temporarySuffix
+        guard (try? fileSystem.rename(layout.generation(id), to: doomed)) != nil else { return }
+        try? fileSystem.removeTree(doomed)
     }
 
     /// A generation created within the grace period was retired even more recently, so its
