@@ -88,7 +88,7 @@ def verify_served(port, acknowledged, in_flight):
     allowed = {acknowledged, in_flight} if in_flight is not None else {acknowledged}
     if status == 404:
         assert "deleted" in allowed or acknowledged is None, "404 but %r was acknowledged" % (acknowledged,)
-        return
+        return "deleted" if acknowledged is not None else None
     assert status == 200, status
     feed = json.loads(body)
     served = feed["payload"]["seq"]
@@ -97,6 +97,7 @@ def verify_served(port, acknowledged, in_flight):
         status, headers, data = request(port, "GET", asset["url"])
         assert status == 200 and len(data) == asset["bytes"], "asset %s incomplete" % asset["url"]
         assert '"%s"' % hashlib.sha256(data).hexdigest() == headers["ETag"], "asset %s torn" % asset["url"]
+    return served
 
 
 def main():
@@ -105,14 +106,21 @@ def main():
     scratch = tempfile.mkdtemp(prefix="crash-soak-")
     root = os.path.join(scratch, "data")
     acknowledged = None      # seq of the last acknowledged publish, "deleted", or None
+    in_flight = None
     sequence = 0
+    history = []
     kills = {"publish-json": 0, "publish-multipart": 0, "delete": 0, "idle": 0}
     operations = 0
     started = time.time()
     for round_number in range(rounds):
         process, port = start(binary, root)
         if round_number > 0:
-            verify_served(port, acknowledged, in_flight)
+            try:
+                # What is served now is the baseline: the in-flight write may have landed.
+                acknowledged = verify_served(port, acknowledged, in_flight)
+            except AssertionError:
+                print("round %d, recent operations: %s" % (round_number, history[-12:]))
+                raise
         verify_folder(root)
         in_flight = None
         state = {"op": "idle"}
@@ -142,9 +150,11 @@ def main():
                     assert status in (200, 201), status
                     acknowledged = sequence
                 operations += 1
+                history.append((round_number, sequence, state["op"], "ok"))
                 in_flight = None
                 state["op"] = "idle"
-            except (ConnectionError, http.client.HTTPException, OSError):
+            except (ConnectionError, http.client.HTTPException, OSError) as error:
+                history.append((round_number, sequence, state["op"], type(error).__name__))
                 break
         process.wait()
         killer.cancel()
