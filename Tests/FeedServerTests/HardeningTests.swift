@@ -249,4 +249,31 @@ import Glibc
             #expect(try client.get("/healthz").status == 200)
         }
     }
+
+    @Test func serversStartingOnOneRootAtOnceAllStart() throws {
+        let scratch = ScratchDirectory()
+        for _ in 0..<3 {
+            let children = try (0..<4).map { _ in try ChildServer(arguments: ["--port", "0", "--root", scratch.path + "/shared-root"]) }
+            for child in children {
+                let port = try child.waitForPort()
+                #expect(try HTTPTestClient(port: port).get("/healthz").status == 200, "\(child.output)")
+            }
+            for child in children { child.signal(SIGTERM) }
+            for child in children { #expect(child.waitForExit() == 0) }
+        }
+    }
+
+    @Test func aNumberBeyondDoubleRangeIsA400WithItsOffset() throws {
+        try withTestServer { _, client in
+            #expect(try client.put("/feeds/g", json: #"{"a":1}"#).status == 201)
+            let refused = try client.put("/feeds/g", json: #"{"a":1,"b":-1e400}"#)
+            #expect(refused.status == 400)
+            #expect(refused.json["offset"] as? Int == 11)
+            #expect((refused.json["reason"] as? String)?.contains("beyond the range of a double") == true)
+            #expect(try client.get("/feeds/g").json["payload"] as? [String: Int] == ["a": 1], "the previous feed is still served")
+            let kept = try client.put("/feeds/g", json: #"{"tiny":1e-400,"big":123456789012345678901234567890}"#)
+            #expect(kept.status == 201)
+            #expect(try client.get("/feeds/g").text.contains(#"{"tiny":1e-400,"big":123456789012345678901234567890}"#))
+        }
+    }
 }
