@@ -53,7 +53,8 @@ final class Server: Sendable {
             let hook = PublishHook(command: command)
             broadcaster.add { hook.run(for: $0) }
         }
-        let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters)
+        let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
+                               maxBodyBytes: options.maxBodyBytes)
         let rotation = RotationRoutes(store: store, clock: SystemClock())
         let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
@@ -71,7 +72,8 @@ final class Server: Sendable {
         settings.maxConnections = options.maxConnections
         settings.maxBodyBytes = options.maxBodyBytes
         do {
-            daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog)) { pipeline.respond(to: $0) }
+            daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),
+                                    admitBody: { pipeline.admitBody($0, declaredLength: $1) }) { pipeline.respond(to: $0) }
         } catch {
             throw StartError(description: "\(error)")
         }

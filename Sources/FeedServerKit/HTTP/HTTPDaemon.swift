@@ -45,9 +45,14 @@ final class HTTPDaemon: @unchecked Sendable {
     /// The port actually bound (differs from the setting when it was 0).
     let port: UInt16
 
-    /// Starts listening; `handler` runs on libmicrohttpd's worker threads.
-    init(settings: DaemonSettings, log: AccessLog, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
-        let context = DaemonContext(handler: handler, maxBodyBytes: settings.maxBodyBytes, maxParts: settings.maxParts, log: log)
+    /// Starts listening; `handler` runs on libmicrohttpd's worker threads with the whole request,
+    /// `admitBody` on the first call of a request that carries a body, with its head and declared
+    /// length (nil: chunked), and may refuse it or lower its limit before the body is read.
+    init(settings: DaemonSettings, log: AccessLog,
+         admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission = { _, _ in .accept(limit: nil) },
+         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
+        let context = DaemonContext(handler: handler, admitBody: admitBody, maxBodyBytes: settings.maxBodyBytes,
+                                    maxParts: settings.maxParts, log: log)
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
@@ -111,6 +116,7 @@ let mhdNo = MHD_Result(rawValue: 0)!
 /// What the C callbacks reach through their `cls` pointer.
 final class DaemonContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let admitBody: @Sendable (HTTPRequest, Int?) -> BodyAdmission
     let maxBodyBytes: Int
     let maxParts: Int
     let log: AccessLog
@@ -118,8 +124,10 @@ final class DaemonContext: Sendable {
     /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
     let suspended = Mutex<[ObjectIdentifier: Suspension]>([:])
 
-    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
+    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission,
+         maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
         self.handler = handler
+        self.admitBody = admitBody
         self.maxBodyBytes = maxBodyBytes
         self.maxParts = maxParts
         self.log = log
@@ -131,6 +139,8 @@ final class PendingRequest: @unchecked Sendable {
     let startNanos = MonotonicClock.nanos()
     var body: [UInt8] = []
     var bodyBytes = 0
+    /// The most body bytes this request may send (the route's limit, or the daemon's).
+    var bodyLimit = Int.max
     /// An answer decided before the body ended (413 so far): the body bytes that still arrive
     /// are read and dropped, within `BodyDrain`'s bounds, and this is queued when it ends.
     var earlyAnswer: HTTPResponse?
@@ -162,13 +172,13 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let pending = PendingRequest()
         slot.pointee = Unmanaged.passRetained(pending).toOpaque()
         context.inFlight.add(1, ordering: .relaxed)
-        if let length = declaredContentLength(connection), length > context.maxBodyBytes {
-            let answer = tooLarge(context.maxBodyBytes)
+        let length = declaredContentLength(connection)
+        if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length) {
             // A client waiting for `100 Continue` has sent no body yet: answering now makes
             // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
             // So does a body too large to drain. Any other client is sending its body before it
-            // reads: read and drop it, then answer, or it would see a reset instead of the 413.
-            if expectsContinue(connection) || length > BodyDrain.maxBytes {
+            // reads: read and drop it, then answer, or it would see a reset instead of the answer.
+            if expectsContinue(connection) || (length ?? 0) > BodyDrain.maxBytes {
                 return respond(connection, context, pending, method: method, url: url, answer)
             }
             pending.earlyAnswer = answer
@@ -192,8 +202,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     if size > 0 {
         pending.bodyBytes = pending.bodyBytes.addingSaturating(size)
-        if pending.bodyBytes > context.maxBodyBytes {
-            pending.earlyAnswer = tooLarge(context.maxBodyBytes)
+        if pending.bodyBytes > min(pending.bodyLimit, context.maxBodyBytes) {
+            pending.earlyAnswer = tooLarge(min(pending.bodyLimit, context.maxBodyBytes))
             pending.body = []
             pending.multipart = nil
         } else if let data = uploadData {
@@ -255,9 +265,31 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
     context.inFlight.subtract(1, ordering: .relaxed)
 }
 
+/// The answer for a request with a body that is refused from its head (nil: read the body). Only
+/// requests that carry a body are judged here: a bodyless one is answered on its next call, as
+/// usual, which keeps its connection alive.
+private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
+                               method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, declaredLength: Int?) -> HTTPResponse? {
+    let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding")
+        .map { String(cString: $0).lowercased().contains("chunked") } ?? false
+    guard (declaredLength ?? 0) > 0 || chunked else { return nil }
+    let head = HTTPRequest(
+        method: String(cString: method), rawPath: String(cString: url),
+        query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
+        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: [], parts: nil, id: pending.requestID(connection))
+    switch context.admitBody(head, declaredLength) {
+    case .refuse(let refusal):
+        return refusal
+    case .accept(let limit):
+        pending.bodyLimit = min(limit ?? context.maxBodyBytes, context.maxBodyBytes)
+        if let length = declaredLength, length > pending.bodyLimit { return tooLarge(pending.bodyLimit) }
+        return nil
+    }
+}
+
 private func tooLarge(_ limit: Int) -> HTTPResponse {
     Problem(status: 413, type: "body-too-large", title: "Request body too large",
-            detail: "The request body exceeds the server's limit of \(limit) bytes (--max-body-bytes).").response
+            detail: "The request body exceeds this request's limit of \(limit) bytes (--max-body-bytes; --max-payload-bytes for a JSON payload).").response
 }
 
 /// How much of a rejected request's body is read and dropped so that its client, if it sends

@@ -9,6 +9,8 @@ struct FeedRoutes: Sendable {
     let imagingThreads: Int
     let metrics: Metrics
     let waiters: Waiters
+    /// `--max-body-bytes`: the largest multipart publish.
+    let maxBodyBytes: Int
 
     /// Longest long-poll wait, in seconds (longer requests are capped).
     static let maxWaitSeconds = 60.0
@@ -21,7 +23,7 @@ struct FeedRoutes: Sendable {
                 "GET": { read($0) },
                 "PUT": { publish($0) },
                 "DELETE": { clear($0) },
-            ]),
+            ], bodies: ["PUT": publishBodies]),
             Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }]),
             Route("/feeds/{group}/events", methods: ["GET": { events($0) }]),
         ]
@@ -67,6 +69,26 @@ struct FeedRoutes: Sendable {
 
     // MARK: PUT
 
+    /// What a publish takes, judged from the head: a JSON payload up to the feed.json limit, or
+    /// a multipart body up to `--max-body-bytes`.
+    private var publishBodies: BodyPolicy {
+        BodyPolicy(
+            limits: ["application/json": store.configuration.maxFeedBytes, "multipart/form-data": maxBodyBytes],
+            unsupported: { sent in Self.unsupportedMediaType(sent) },
+            tooLarge: { [maxFeedBytes = store.configuration.maxFeedBytes] bytes, limit in
+                limit == maxFeedBytes
+                    ? PublishProblems.payloadTooLarge("The JSON payload has \(bytes) bytes; the limit is \(limit) (--max-payload-bytes).")
+                    : Problem(status: 413, type: "body-too-large", title: "Request body too large",
+                              detail: "The request body has \(bytes) bytes; the limit is \(limit) (--max-body-bytes).")
+            })
+    }
+
+    static func unsupportedMediaType(_ sent: String?) -> Problem {
+        Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
+                detail: "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file part per asset (got \(sent ?? "no Content-Type")).",
+                headers: [("Accept-Put", "application/json, multipart/form-data")])
+    }
+
     func publish(_ routed: RoutedRequest) -> HTTPResponse {
         let request = routed.request
         let group = routed.parameters[0]
@@ -101,9 +123,7 @@ struct FeedRoutes: Sendable {
             }
             if upload.payload.count > store.configuration.maxFeedBytes { return payloadTooLarge(upload.payload.count) }
         default:
-            return Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-                           detail: "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file part per asset (got \(request.headers["Content-Type"] ?? "no Content-Type")).",
-                           headers: [("Accept-Put", "application/json, multipart/form-data")]).response
+            return Self.unsupportedMediaType(request.headers["Content-Type"]).response
         }
         let started = MonotonicClock.nanos()
         do {
