@@ -16,6 +16,7 @@ final class Server: Sendable {
     /// Request counters and publish latency, served at `/metrics`.
     let metrics: Metrics
     private let waiters: Waiters
+    private let pool: WorkPool
     private let daemon: HTTPDaemon
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
@@ -45,6 +46,10 @@ final class Server: Sendable {
         let threads = options.threads > 0 ? options.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let metrics = Metrics()
         self.metrics = metrics
+        // Publishes prepare their images on every core themselves; two workers keep a DELETE or
+        // a listing from queueing behind one long photo publish.
+        let pool = WorkPool(threads: max(2, threads), queueLimit: 1024)
+        self.pool = pool
         let cache = FeedResponseCache(store: store)
         let waiters = Waiters(cache: cache, metrics: metrics)
         self.waiters = waiters
@@ -62,7 +67,8 @@ final class Server: Sendable {
             router: router,
             authorization: Authorization(writeToken: options.token, readToken: options.readToken),
             cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
-            metrics: metrics)
+            metrics: metrics,
+            pool: pool)
         var settings = DaemonSettings()
         settings.host = options.host
         settings.port = options.port
@@ -102,7 +108,11 @@ final class Server: Sendable {
             daemon.wakeAllSuspended()
             usleep(10_000)
         }
+        pool.stop()
         daemon.wakeAllSuspended()
+        daemon.abandonDeferred()
+        // Resumed connections are answered by the daemon's threads before they stop.
+        usleep(20_000)
         daemon.stop()
     }
 }

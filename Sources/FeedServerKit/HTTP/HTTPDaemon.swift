@@ -86,6 +86,12 @@ final class HTTPDaemon: @unchecked Sendable {
         for suspension in context.suspended.withLock({ Array($0.values) }) { suspension.wake() }
     }
 
+    /// Answers 503 to every request still waiting for the work pool (at the shutdown deadline:
+    /// `MHD_stop_daemon` must not find a suspended connection). Their jobs' answers are dropped.
+    func abandonDeferred() {
+        for deferred in context.deferred.withLock({ Array($0.values) }) { deferred.complete(shuttingDown()) }
+    }
+
     /// Stops accepting new connections (`MHD_quiesce_daemon`); open ones are still served.
     ///
     /// The listening socket comes back to us, but worker threads may still hold it in their
@@ -123,6 +129,8 @@ final class DaemonContext: Sendable {
     let inFlight = Atomic<Int>(0)
     /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
     let suspended = Mutex<[ObjectIdentifier: Suspension]>([:])
+    /// Requests whose answer is computed on the work pool, so a shutdown can answer them.
+    let deferred = Mutex<[ObjectIdentifier: DeferredResponse]>([:])
 
     init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission,
          maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
@@ -150,6 +158,8 @@ final class PendingRequest: @unchecked Sendable {
     var multipart: MultipartCollector?
     /// Set while the request is parked, and after it was woken.
     var suspension: Suspension?
+    /// Set while the request's answer is computed on the work pool.
+    var deferred: DeferredResponse?
     private var id: String?
     /// The request as first handled, kept while it is parked.
     var request: HTTPRequest?
@@ -219,6 +229,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     if let answer = pending.earlyAnswer {
         return respond(connection, context, pending, method: method, url: url, answer)
     }
+    if let deferred = pending.deferred {
+        // Resumed because the work pool (or a shutdown) set the answer.
+        context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending)) }
+        pending.deferred = nil
+        return respond(connection, context, pending, method: method, url: url, deferred.response ?? shuttingDown())
+    }
     if pending.suspension != nil, var request = pending.request {
         // Woken from a wait: ask the handler again, which now answers.
         context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending)) }
@@ -242,6 +258,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     pending.body = []
     pending.multipart = nil
     let response = context.handler(request)
+    if case .deferred(let deferred) = response.body {
+        pending.deferred = deferred
+        context.deferred.withLock { $0[ObjectIdentifier(pending)] = deferred }
+        MHD_suspend_connection(connection)
+        let resumable = ConnectionHandle(connection)
+        deferred.suspension.suspended { MHD_resume_connection(resumable.pointer) }
+        return mhdYes
+    }
     if case .suspend(let suspension) = response.body {
         pending.suspension = suspension
         pending.request = request
@@ -260,6 +284,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
     // A client that went away while parked ends here without another handler call.
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
     context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
+    context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
     pending.release()
     slot.pointee = nil
     context.inFlight.subtract(1, ordering: .relaxed)
@@ -285,6 +310,12 @@ private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonCon
         if let length = declaredLength, length > pending.bodyLimit { return tooLarge(pending.bodyLimit) }
         return nil
     }
+}
+
+private func shuttingDown() -> HTTPResponse {
+    Problem(status: 503, type: "shutting-down", title: "Shutting down",
+            detail: "The server stopped before this request finished; it may or may not have taken effect. Retry once it is back.",
+            headers: [("Retry-After", "1")]).response
 }
 
 private func tooLarge(_ limit: Int) -> HTTPResponse {

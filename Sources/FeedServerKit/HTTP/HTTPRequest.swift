@@ -3,38 +3,86 @@ import CMicroHTTPD
 /// Looks up request headers or query parameters on demand in libmicrohttpd's parsed request
 /// (`MHD_lookup_connection_value`), so the hot path never copies fields it does not read.
 ///
-/// Valid only while the access handler runs: a route must not keep the request beyond that.
+/// Live fields are valid only while the access handler runs; `detached()` copies them for a
+/// handler that runs later on the work pool.
 struct RequestFields: @unchecked Sendable {
-    private let connection: OpaquePointer
-    private let kind: MHD_ValueKind
+    private enum Source {
+        case live(connection: OpaquePointer, kind: MHD_ValueKind)
+        /// Lowercased header names (or query names as sent) → first value, already decoded.
+        case copied([String: String], caseInsensitive: Bool)
+    }
+
+    private let source: Source
 
     init(connection: OpaquePointer, kind: MHD_ValueKind) {
-        self.connection = connection
-        self.kind = kind
+        source = .live(connection: connection, kind: kind)
+    }
+
+    private init(copied values: [String: String], caseInsensitive: Bool) {
+        source = .copied(values, caseInsensitive: caseInsensitive)
     }
 
     /// The first value of `name` (headers: case-insensitive); query values are percent-decoded
     /// here, once, because the daemon is told to decode nothing itself.
     subscript(name: String) -> String? {
-        guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
-        return decoded(value)
+        switch source {
+        case .live(let connection, let kind):
+            guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
+            return Self.decoded(value, kind: kind)
+        case .copied(let values, let caseInsensitive):
+            return values[caseInsensitive ? name.lowercased() : name]
+        }
     }
 
     /// The same for a literal name, passed to libmicrohttpd without building a C string.
     subscript(name: StaticString) -> String? {
+        guard case .live(let connection, let kind) = source else { return self[name.description] }
         let found = name.withUTF8Buffer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count + 1) {
                 MHD_lookup_connection_value(connection, kind, $0)
             }
         }
         guard let value = found else { return nil }
-        return decoded(value)
+        return Self.decoded(value, kind: kind)
     }
 
-    private func decoded(_ value: UnsafePointer<CChar>) -> String? {
+    /// A copy that stays valid after the handler call (`MHD_get_connection_values`).
+    func detached() -> RequestFields {
+        guard case .live(let connection, let kind) = source else { return self }
+        let collector = FieldCollector(caseInsensitive: kind == .HEADER_KIND, kind: kind)
+        MHD_get_connection_values(connection, kind, collectField, Unmanaged.passUnretained(collector).toOpaque())
+        return RequestFields(copied: collector.values, caseInsensitive: kind == .HEADER_KIND)
+    }
+
+    fileprivate static func decoded(_ value: UnsafePointer<CChar>, kind: MHD_ValueKind) -> String? {
         let raw = String(cString: value)
         return kind == .GET_ARGUMENT_KIND ? PercentDecoding.decode(raw, plusIsSpace: true) : raw
     }
+}
+
+/// What `MHD_get_connection_values` reports, first value per name.
+private final class FieldCollector {
+    var values: [String: String] = [:]
+    let caseInsensitive: Bool
+    let kind: MHD_ValueKind
+
+    init(caseInsensitive: Bool, kind: MHD_ValueKind) {
+        self.caseInsensitive = caseInsensitive
+        self.kind = kind
+    }
+}
+
+private let collectField: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return mhdYes }
+    let collector = Unmanaged<FieldCollector>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(cString: key)
+    // Names as the live lookup matches them (raw; headers case-insensitively); a name without
+    // a value reads as absent there too.
+    let normalized = collector.caseInsensitive ? name.lowercased() : name
+    if collector.values[normalized] == nil, let value, let decoded = RequestFields.decoded(value, kind: collector.kind) {
+        collector.values[normalized] = decoded
+    }
+    return mhdYes
 }
 
 /// One HTTP request as the router sees it: method, still-encoded path, decoded query, headers, body.
@@ -55,6 +103,14 @@ struct HTTPRequest: Sendable {
     var id: String
     /// True when the handler is asked again after the request was suspended and woken.
     var resumed = false
+
+    /// A copy whose fields stay valid after the handler call (for the work pool).
+    func detached() -> HTTPRequest {
+        var copy = self
+        copy.query = query.detached()
+        copy.headers = headers.detached()
+        return copy
+    }
 
     /// `Content-Type` without parameters, lowercased (`application/json; charset=utf-8` → `application/json`).
     var mediaType: String? {

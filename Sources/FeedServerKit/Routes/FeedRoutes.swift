@@ -18,13 +18,13 @@ struct FeedRoutes: Sendable {
     /// The route table entries.
     var routes: [Route] {
         [
-            Route("/feeds", methods: ["GET": { _ in list() }]),
+            Route("/feeds", methods: ["GET": { _ in list() }], offloaded: ["GET"]),
             Route("/feeds/{group}", methods: [
                 "GET": { read($0) },
                 "PUT": { publish($0) },
                 "DELETE": { clear($0) },
-            ], bodies: ["PUT": publishBodies]),
-            Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }]),
+            ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"]),
+            Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }], offloaded: ["GET"]),
             Route("/feeds/{group}/events", methods: ["GET": { events($0) }]),
         ]
     }

@@ -8,7 +8,7 @@ struct RotationRoutes: Sendable {
     var routes: [Route] {
         [
             Route("/rotation", methods: ["GET": { rotation($0) }]),
-            Route("/feeds/{group}/timeline", methods: ["GET": { timeline($0) }]),
+            Route("/feeds/{group}/timeline", methods: ["GET": { timeline($0) }], offloaded: ["GET"]),
         ]
     }
 

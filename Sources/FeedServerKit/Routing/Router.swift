@@ -26,13 +26,18 @@ struct Route: Sendable {
     var index = -1
     /// Method → the bodies it takes; a request with a body is judged by this from its head.
     var bodies: [String: BodyPolicy] = [:]
+    /// Methods whose handler is slow (disk writes, images, parsing whole feeds): run on the
+    /// work pool, never on libmicrohttpd's threads.
+    var offloaded: Set<String> = []
 
     /// Creates a route from a template such as `/feeds/{group}/generations`.
-    init(_ template: String, methods: [String: @Sendable (RoutedRequest) -> HTTPResponse], bodies: [String: BodyPolicy] = [:]) {
+    init(_ template: String, methods: [String: @Sendable (RoutedRequest) -> HTTPResponse], bodies: [String: BodyPolicy] = [:],
+         offloaded: Set<String> = []) {
         name = template
         pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? .parameter : .literal(String($0)) }
         self.methods = methods
         self.bodies = bodies
+        self.offloaded = offloaded
     }
 
     /// The parameter values when `segments` match the pattern.
