@@ -28,6 +28,8 @@ int CVips_init(void) {
     return init_status;
 }
 
+void CVips_clear_error(void) { vips_error_clear(); }
+
 char *CVips_take_error(void) {
     const char *text = vips_error_buffer();
     char *copy = strdup(text ? text : "");
@@ -69,18 +71,29 @@ CVips_Image *CVips_thumbnail(const void *buffer, size_t length, int max_dimensio
     // Same box for width and height: the long side ends at max_dimension, aspect kept.
     // The EXIF orientation is applied (libvips' default), shrink-on-load is automatic.
     // fail_on=truncated: a cut-off upload is an error, not an image padded with grey.
+    // export_profile=srgb turns colour management on: an embedded ICC profile (Display P3 from
+    // an iPhone, Adobe RGB from a camera) is honoured, and images without one are taken as sRGB
+    // (CMYK ones with libvips' built-in CMYK profile). Without it libvips ignores the profile
+    // and the numbers are read as if they were sRGB.
     if (vips_thumbnail_buffer((void *)buffer, length, &image, max_dimension,
-                              "height", max_dimension, "size", VIPS_SIZE_DOWN,
+                              "height", max_dimension, "size", VIPS_SIZE_DOWN, "export_profile", "srgb",
                               "option_string", "fail_on=truncated", NULL) != 0) {
         return NULL;
     }
+    // Each call runs before `replace` reads `next`: C leaves the order in which function
+    // arguments are evaluated unspecified, so the call must not sit in the same argument list.
     VipsImage *next = NULL;
+    int status = 0;
     if (image->Type != VIPS_INTERPRETATION_sRGB) {
-        if (replace(&image, next, vips_colourspace(image, &next, VIPS_INTERPRETATION_sRGB, NULL)) != 0) goto fail;
+        // Grey (B_W, GREY16), 16-bit RGB (RGB16) and any other space become 8-bit-ready sRGB;
+        // an alpha band is carried along.
+        status = vips_colourspace(image, &next, VIPS_INTERPRETATION_sRGB, NULL);
+        if (replace(&image, next, status) != 0) goto fail;
     }
     if (image->BandFmt != VIPS_FORMAT_UCHAR) {
         next = NULL;
-        if (replace(&image, next, vips_cast_uchar(image, &next, NULL)) != 0) goto fail;
+        status = vips_cast_uchar(image, &next, NULL);
+        if (replace(&image, next, status) != 0) goto fail;
     }
     // A thumbnail is a lazy pipeline that can be evaluated once; a memory copy can be saved
     // as often as the budget needs (several qualities).
@@ -117,8 +130,9 @@ int CVips_save_jpeg(CVips_Image *source, int quality, int progressive, int strip
     return status;
 }
 
-int CVips_save_png(CVips_Image *image, void **out, size_t *length) {
-    return vips_pngsave_buffer((VipsImage *)image, out, length, "strip", TRUE, "compression", 6, NULL);
+int CVips_save_png(CVips_Image *image, int strip, int palette, void **out, size_t *length) {
+    return vips_pngsave_buffer((VipsImage *)image, out, length, "strip", strip ? TRUE : FALSE,
+                               "palette", palette ? TRUE : FALSE, "compression", 6, NULL);
 }
 
 void CVips_free_buffer(void *buffer) { g_free(buffer); }
@@ -145,6 +159,32 @@ static VipsImage *gradient_band(VipsImage *x, VipsImage *y, double scale_x, doub
     g_object_unref(a);
     g_object_unref(b);
     return status == 0 ? sum : NULL;
+}
+
+// The other pixel layouts a user can upload, made from the sRGB test image: 3 grey, 4 grey +
+// alpha, 5 16-bit grey, 6 16-bit RGB, 7 RGB in Display P3 with the profile attached (libvips'
+// built-in "p3"). Takes its own reference; returns a memory image or NULL.
+static VipsImage *test_image_variant(VipsImage *rgb, int kind) {
+    VipsImage *out = NULL, *step = NULL, *alpha = NULL;
+    int status = -1;
+    switch (kind) {
+    case 3: status = vips_colourspace(rgb, &out, VIPS_INTERPRETATION_B_W, NULL); break;
+    case 4:
+        if (vips_colourspace(rgb, &step, VIPS_INTERPRETATION_B_W, NULL) == 0 &&
+            vips_extract_band(rgb, &alpha, 1, NULL) == 0) {
+            status = vips_bandjoin2(step, alpha, &out, NULL);
+        }
+        break;
+    case 5: status = vips_colourspace(rgb, &out, VIPS_INTERPRETATION_GREY16, NULL); break;
+    case 6: status = vips_colourspace(rgb, &out, VIPS_INTERPRETATION_RGB16, NULL); break;
+    case 7: status = vips_icc_transform(rgb, &out, "p3", "input_profile", "srgb", "embedded", FALSE, NULL); break;
+    }
+    if (step) g_object_unref(step);
+    if (alpha) g_object_unref(alpha);
+    if (status != 0 || !out) return NULL;
+    VipsImage *memory = vips_image_copy_memory(out);
+    g_object_unref(out);
+    return memory;
 }
 
 CVips_Image *CVips_make_test_image(int width, int height, int kind) {
@@ -191,7 +231,10 @@ CVips_Image *CVips_make_test_image(int width, int height, int kind) {
     double red_rgb[4] = {255.0, 0.0, 0.0, 255.0};
     double red_cmyk[4] = {0.0, 255.0, 255.0, 0.0};
     vips_draw_rect(memory, kind == 2 ? red_cmyk : red_rgb, bands, 0, 0, side, side, "fill", TRUE, NULL);
-    return (CVips_Image *)memory;
+    if (kind <= 2) return (CVips_Image *)memory;
+    VipsImage *variant = test_image_variant(memory, kind);
+    g_object_unref(memory);
+    return (CVips_Image *)variant;
 }
 
 CVips_Image *CVips_decode(const void *buffer, size_t length) {

@@ -8,28 +8,33 @@ public enum TestImages {
         case rgb = 0
         case rgbWithTransparentRightHalf = 1
         case cmyk = 2
+        case grey = 3
+        case greyWithAlpha = 4
+        case grey16 = 5
+        case rgb16 = 6
+        /// Display P3 pixels with the P3 ICC profile attached.
+        case displayP3 = 7
     }
 
     /// A photo-like gradient with noise and a solid red square in the top-left corner, as JPEG.
     public static func jpeg(width: Int, height: Int, kind: Kind = .rgb, quality: Int = 90, progressive: Bool = false) throws -> [UInt8] {
         try Vips.start()
-        let image = try VipsImage(taking: CVips_make_test_image(Int32(width), Int32(height), kind.rawValue), action: "making a test image")
+        let image = try VipsImage("making a test image") { CVips_make_test_image(Int32(width), Int32(height), kind.rawValue) }
         return try image.jpeg(quality: quality, progressive: progressive, strip: false)
     }
 
-    /// The same picture as PNG (alpha kept for `.rgbWithTransparentRightHalf`).
-    public static func png(width: Int, height: Int, kind: Kind = .rgb) throws -> [UInt8] {
+    /// The same picture as PNG (alpha and 16-bit bands kept, metadata and ICC profile kept);
+    /// `palette` makes an 8-bit palette PNG.
+    public static func png(width: Int, height: Int, kind: Kind = .rgb, palette: Bool = false) throws -> [UInt8] {
         try Vips.start()
-        let image = try VipsImage(taking: CVips_make_test_image(Int32(width), Int32(height), kind.rawValue), action: "making a test image")
-        return try image.png()
+        let image = try VipsImage("making a test image") { CVips_make_test_image(Int32(width), Int32(height), kind.rawValue) }
+        return try image.png(strip: false, palette: palette)
     }
 
     /// Decodes an encoded image and reads pixels from it: (width, height, bands, pixel(x, y)).
     public static func inspect(_ bytes: [UInt8]) throws -> DecodedImage {
         try Vips.start()
-        let image = try bytes.withUnsafeBytes { raw throws(AssetEncodingError) in
-            try VipsImage(taking: CVips_decode(raw.baseAddress, raw.count), action: "decoding")
-        }
+        let image = try VipsImage("decoding") { bytes.withUnsafeBytes { CVips_decode($0.baseAddress, $0.count) } }
         return DecodedImage(image: image)
     }
 

@@ -5,10 +5,10 @@ import FeedStore
 final class VipsImage {
     let handle: OpaquePointer
 
-    /// Takes ownership of a handle returned by the shim; throws libvips' error text for NULL.
-    init(taking handle: OpaquePointer?, action: String) throws(AssetEncodingError) {
-        guard let handle else { throw AssetEncodingError("\(action) failed: \(Vips.takeError())") }
-        self.handle = handle
+    /// Takes ownership of the handle `make` returns (a shim call); throws that call's own
+    /// libvips error text when it returns NULL.
+    init(_ action: String, _ make: () -> OpaquePointer?) throws(AssetEncodingError) {
+        handle = try VipsErrorIsolation.run(action, make)
     }
 
     var width: Int { Int(CVips_image_width(handle)) }
@@ -19,8 +19,10 @@ final class VipsImage {
     /// One pixel's band values (`vips_getpoint`).
     func pixel(x: Int, y: Int) -> [Double] {
         var values: (Double, Double, Double, Double) = (0, 0, 0, 0)
-        let count = withUnsafeMutableBytes(of: &values) { raw in
-            CVips_pixel(handle, Int32(x), Int32(y), raw.baseAddress!.assumingMemoryBound(to: Double.self))
+        let count = VipsErrorIsolation.runQuietly {
+            withUnsafeMutableBytes(of: &values) { raw in
+                CVips_pixel(handle, Int32(x), Int32(y), raw.baseAddress!.assumingMemoryBound(to: Double.self))
+            }
         }
         return Array([values.0, values.1, values.2, values.3].prefix(max(0, Int(count))))
     }
@@ -30,9 +32,10 @@ final class VipsImage {
         try Vips.collect("JPEG encoding") { CVips_save_jpeg(handle, Int32(quality), progressive ? 1 : 0, strip ? 1 : 0, $0, $1) }
     }
 
-    /// Encodes as PNG (`vips_pngsave_buffer`), alpha kept, metadata stripped.
-    func png() throws(AssetEncodingError) -> [UInt8] {
-        try Vips.collect("PNG encoding") { CVips_save_png(handle, $0, $1) }
+    /// Encodes as PNG (`vips_pngsave_buffer`), alpha kept, metadata stripped unless `strip` is
+    /// false; `palette` writes an 8-bit palette PNG.
+    func png(strip: Bool = true, palette: Bool = false) throws(AssetEncodingError) -> [UInt8] {
+        try Vips.collect("PNG encoding") { CVips_save_png(handle, strip ? 1 : 0, palette ? 1 : 0, $0, $1) }
     }
 
     deinit { CVips_image_free(handle) }
@@ -42,24 +45,18 @@ final class VipsImage {
 public enum Vips {
     /// Starts libvips once (loaders other than JPEG and PNG blocked); throws when it cannot start.
     public static func start() throws(AssetEncodingError) {
-        guard CVips_init() == 0 else { throw AssetEncodingError("libvips could not start: \(takeError())") }
-    }
-
-    /// libvips' error buffer as text, cleared.
-    static func takeError() -> String {
-        guard let text = CVips_take_error() else { return "unknown libvips error" }
-        defer { CVips_free_string(text) }
-        let message = String(cString: text)
-        return message.isEmpty ? "unknown libvips error" : message
+        _ = try VipsErrorIsolation.run("starting libvips") { CVips_init() == 0 ? true : nil }
     }
 
     /// Runs a save call and copies its `g_malloc`'d buffer into Swift bytes.
     static func collect(_ action: String, _ save: (UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32) throws(AssetEncodingError) -> [UInt8] {
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
-        guard save(&buffer, &length) == 0, let buffer else { throw AssetEncodingError("\(action) failed: \(takeError())") }
-        defer { CVips_free_buffer(buffer) }
-        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+        try VipsErrorIsolation.run(action) { () -> [UInt8]? in
+            var buffer: UnsafeMutableRawPointer?
+            var length = 0
+            guard save(&buffer, &length) == 0, let buffer else { return nil }
+            defer { CVips_free_buffer(buffer) }
+            return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+        }
     }
 
     /// What an encoded image's header says (no pixels decoded).
@@ -77,11 +74,8 @@ public enum Vips {
     /// Reads the header of an encoded image (`CVips_read_header`); nil when libvips cannot.
     public static func header(of bytes: [UInt8]) -> Header? {
         var raw = CVips_Header()
-        let status = bytes.withUnsafeBytes { CVips_read_header($0.baseAddress, $0.count, &raw) }
-        guard status == 0, let loader = raw.loader else {
-            _ = takeError()
-            return nil
-        }
+        let status = VipsErrorIsolation.runQuietly { bytes.withUnsafeBytes { CVips_read_header($0.baseAddress, $0.count, &raw) } }
+        guard status == 0, let loader = raw.loader else { return nil }
         return Header(width: Int(raw.width), height: Int(raw.height), bands: Int(raw.bands), orientation: Int(raw.orientation),
                       hasEXIF: raw.has_exif != 0, isCMYK: raw.is_cmyk != 0, loader: String(cString: loader))
     }

@@ -73,8 +73,7 @@ final class VipsRenderer: ImageRendering {
 
     private func thumbnail(_ maxDimension: Int) throws(AssetEncodingError) -> VipsImage {
         if let existing = thumbnails[maxDimension] { return existing }
-        let handle = source.withUnsafeBytes { CVips_thumbnail($0.baseAddress, $0.count, Int32(maxDimension)) }
-        let image = try VipsImage(taking: handle, action: "decoding")
+        let image = try VipsImage("decoding") { source.withUnsafeBytes { CVips_thumbnail($0.baseAddress, $0.count, Int32(maxDimension)) } }
         thumbnails[maxDimension] = image
         return image
     }

@@ -22,7 +22,10 @@ import Glibc
             let full = try client.put("/feeds/g", json: big)
             #expect(full.status == 507)
             #expect(full.header("Content-Type") == "application/problem+json")
-            #expect((full.json["detail"] as? String)?.contains("previous feed is still served") == true)
+            let detail = full.json["detail"] as? String ?? ""
+            #expect(detail.contains("nothing was changed and readers get what they got before"), "\(detail)")
+            #expect(!detail.contains(mountPoint), "no absolute server path in a problem detail: \(detail)")
+            #expect(detail.contains("g/generations/"), "the path relative to the root says where: \(detail)")
 
             let generations = try FileManager.default.contentsOfDirectory(atPath: server.options.root + "/g/generations")
             #expect(generations == [first.json["generationId"] as! String])

@@ -1,4 +1,5 @@
 @testable import FeedServerKit
+import FeedStore
 import Foundation
 import Testing
 
@@ -30,7 +31,7 @@ import Testing
             let tag = try #require(try client.put("/feeds/g", json: #"{"v":0}"#).header("ETag"))
             for round in 0..<10 {
                 let current = round == 0 ? tag : try #require(try client.get("/feeds/g").header("ETag"))
-                let statuses = Mutex<[Int]>([])
+                let statuses = Lock<[Int]>([])
                 let writers = (0..<2).map { writer in
                     Thread {
                         let status = (try? HTTPTestClient(port: server.port).put("/feeds/g", json: #"{"v":\#(round),"w":\#(writer)}"#,
@@ -159,5 +160,3 @@ import Testing
         }
     }
 }
-
-import Synchronization

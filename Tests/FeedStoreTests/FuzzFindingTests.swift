@@ -14,11 +14,11 @@ import Testing
 
     /// format: regression-envelope-sha256-escaping. An asset's sha256 was written between quotes
     /// unescaped, so an envelope read from another writer's folder did not encode to JSON.
+    /// (Decoding now also drops an asset list whose sha256 is not hex.)
     @Test func anEnvelopeEncodesEveryStringEscaped() throws {
         let envelope = Envelope(schemaVersion: 1, generatedAtEpochMs: 1, fingerprint: "f", compactPayload: Array("[]".utf8),
                                 assets: [StoredAsset(name: "a.png", byteCount: 1, sha256: "\"x\\\n", width: 1, height: 2)])
-        let encoded = envelope.encoded()
-        #expect(throws: Never.self) { try JSONParser.parse(encoded) }
-        #expect(try Envelope.decode(encoded) == envelope)
+        let encoded = try JSONParser.parse(envelope.encoded())
+        #expect(encoded["assets"]?.arrayValue?.first?["sha256"]?.stringValue == "\"x\\\n")
     }
 }

@@ -17,8 +17,8 @@ enum ParameterTarget {
             + "computation.",
         check: check)
 
-    /// Epoch milliseconds the server accepts: JavaScript's Date range, ±8.64e15 exclusive.
-    static let epochRange: ClosedRange<Int64> = -8_639_999_999_999_999...8_639_999_999_999_999
+    /// Epoch milliseconds the server accepts: JavaScript's Date range, ±8.64e15.
+    static let epochRange: ClosedRange<Int64> = -8_640_000_000_000_000...8_640_000_000_000_000
 
     /// The clock the handlers see when `epochMs`/`start` are absent.
     static let now: Int64 = 1_764_450_000_000

@@ -23,6 +23,9 @@ typedef struct {
 /// Exists because `VIPS_INIT` is a macro and the block list must be set before any load.
 int CVips_init(void);
 
+/// Empties libvips' process-wide error buffer (`vips_error_clear`).
+void CVips_clear_error(void);
+
 /// The text of libvips' error buffer (malloc'd, free with `CVips_free_string`) and clears it.
 char *CVips_take_error(void);
 
@@ -57,8 +60,10 @@ int CVips_image_has_alpha(const CVips_Image *image);
 /// The buffer is freed with `CVips_free_buffer`. Returns 0 on success.
 int CVips_save_jpeg(CVips_Image *image, int quality, int progressive, int strip, void **out, size_t *length);
 
-/// Encodes as PNG (alpha kept), metadata stripped (`vips_pngsave_buffer`). Returns 0 on success.
-int CVips_save_png(CVips_Image *image, void **out, size_t *length);
+/// Encodes as PNG (alpha kept; 16 bits per band when the image has them) with
+/// `vips_pngsave_buffer`; `strip` 0 keeps metadata and the ICC profile (tests make sources
+/// with it), `palette` 1 writes an 8-bit palette PNG (libimagequant). Returns 0 on success.
+int CVips_save_png(CVips_Image *image, int strip, int palette, void **out, size_t *length);
 
 /// Frees a buffer returned by a save function (`g_free`).
 void CVips_free_buffer(void *buffer);
@@ -71,7 +76,8 @@ int CVips_pixel(CVips_Image *image, int x, int y, double values[4]);
 
 /// Makes a synthetic test image: a smooth gradient with fine noise (photo-like, so encoders
 /// work as hard as on a photo) and a solid red square in the top-left quarter of the long side
-/// (to check orientation). `kind`: 0 sRGB, 1 sRGB + alpha (transparent right half), 2 CMYK.
+/// (to check orientation). `kind`: 0 sRGB, 1 sRGB + alpha (transparent right half), 2 CMYK,
+/// 3 grey, 4 grey + alpha, 5 16-bit grey, 6 16-bit RGB, 7 Display P3 with its ICC profile attached.
 CVips_Image *CVips_make_test_image(int width, int height, int kind);
 
 /// Decodes an encoded image completely (tests compare pixels after a round trip).

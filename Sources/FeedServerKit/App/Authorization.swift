@@ -1,7 +1,9 @@
 import FeedStore
 
-/// Bearer tokens: `--token` guards writes (PUT, DELETE), `--read-token` guards reads when set.
-/// `/healthz` and CORS preflights stay open. Tokens are compared in constant time.
+/// Bearer tokens: `--token` guards writes (PUT, DELETE, POST), `--read-token` guards reads when
+/// set. A server with any token never accepts an anonymous write: with only `--read-token`, that
+/// token is needed for writes too. `/healthz` and CORS preflights stay open. Tokens are compared
+/// in constant time.
 struct Authorization: Sendable {
     let writeToken: String?
     let readToken: String?
@@ -13,8 +15,8 @@ struct Authorization: Sendable {
     func denial(for request: HTTPRequest, route: String) -> Problem? {
         guard !Self.openRoutes.contains(route), request.method != "OPTIONS" else { return nil }
         let isWrite = !["GET", "HEAD"].contains(request.method)
-        let accepted = isWrite ? [writeToken].compactMap { $0 } : [readToken, readToken == nil ? nil : writeToken].compactMap { $0 }
-        guard isWrite ? writeToken != nil : readToken != nil else { return nil }
+        let accepted = isWrite ? acceptedForWrites : acceptedForReads
+        guard !accepted.isEmpty else { return nil }
         let presented = Self.bearer(request.headers["Authorization"])
         if let presented, accepted.contains(where: { Self.constantTimeEqual($0, presented) }) { return nil }
         let challenge = presented == nil ? "Bearer realm=\"feed-server\"" : "Bearer realm=\"feed-server\", error=\"invalid_token\""
@@ -24,6 +26,12 @@ struct Authorization: Sendable {
                            : "The bearer token is not valid for this \(isWrite ? "write" : "read").",
                        headers: [("WWW-Authenticate", challenge)])
     }
+
+    /// The write token; failing that, the read token (any configured token closes writes).
+    private var acceptedForWrites: [String] { [writeToken ?? readToken].compactMap { $0 } }
+
+    /// Nothing (reads open) without a read token; with one, it or the write token.
+    private var acceptedForReads: [String] { readToken == nil ? [] : [readToken, writeToken].compactMap { $0 } }
 
     private static func bearer(_ header: String?) -> String? {
         guard let header, header.utf8.count > 7, header.lowercased().hasPrefix("bearer ") else { return nil }

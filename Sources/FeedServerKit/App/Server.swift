@@ -16,6 +16,7 @@ final class Server: Sendable {
     /// Request counters and publish latency, served at `/metrics`.
     let metrics: Metrics
     private let waiters: Waiters
+    private let pool: WorkPool
     private let daemon: HTTPDaemon
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
@@ -24,8 +25,9 @@ final class Server: Sendable {
     /// Prepares the root, builds the routes and starts listening.
     init(options: ServerOptions) throws {
         self.options = options
+        // One limit for writing and reading a feed.json (payload plus envelope).
         let configuration = FeedStoreConfiguration(keepPrevious: options.keepPrevious, gracePeriodMs: Int64(options.graceSeconds) * 1000,
-                                                   jsonLimits: JSONLimits(maxBytes: min(options.maxBodyBytes, options.maxPayloadBytes)))
+                                                   maxFeedBytes: options.maxPayloadBytes)
         let broadcaster = PublishBroadcaster()
         let store = FeedStore(root: options.root, configuration: configuration, notifier: broadcaster)
         do {
@@ -33,6 +35,7 @@ final class Server: Sendable {
         } catch {
             throw StartError(description: "root folder '\(options.root)' cannot be created or written: \(error)")
         }
+        store.sweepLeftovers()
         self.store = store
         let encoder: VipsImageEncoder
         do {
@@ -43,6 +46,10 @@ final class Server: Sendable {
         let threads = options.threads > 0 ? options.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let metrics = Metrics()
         self.metrics = metrics
+        // Publishes prepare their images on every core themselves; two workers keep a DELETE or
+        // a listing from queueing behind one long photo publish.
+        let pool = WorkPool(threads: max(2, threads), queueLimit: 1024)
+        self.pool = pool
         let cache = FeedResponseCache(store: store)
         let waiters = Waiters(cache: cache, metrics: metrics)
         self.waiters = waiters
@@ -53,7 +60,8 @@ final class Server: Sendable {
             let hook = PublishHook(command: command)
             broadcaster.add { hook.run(for: $0) }
         }
-        let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters)
+        let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
+                               maxBodyBytes: options.maxBodyBytes)
         let rotation = RotationRoutes(store: store, clock: SystemClock())
         let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
@@ -61,7 +69,8 @@ final class Server: Sendable {
             router: router,
             authorization: Authorization(writeToken: options.token, readToken: options.readToken),
             cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
-            metrics: metrics)
+            metrics: metrics,
+            pool: pool)
         var settings = DaemonSettings()
         settings.host = options.host
         settings.port = options.port
@@ -71,7 +80,8 @@ final class Server: Sendable {
         settings.maxConnections = options.maxConnections
         settings.maxBodyBytes = options.maxBodyBytes
         do {
-            daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog)) { pipeline.respond(to: $0) }
+            daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),
+                                    admitBody: { pipeline.admitBody($0, declaredLength: $1) }) { pipeline.respond(to: $0) }
         } catch {
             throw StartError(description: "\(error)")
         }
@@ -95,8 +105,16 @@ final class Server: Sendable {
         daemon.wakeAllSuspended()
         let deadline = MonotonicClock.nanos() + Int64(timeoutSeconds) * 1_000_000_000
         while daemon.requestsInFlight > 0, MonotonicClock.nanos() < deadline {
+            // A keep-alive client may send another waiting request meanwhile: the waiters answer
+            // it at once now, and anything that still slipped into suspension is woken again.
+            daemon.wakeAllSuspended()
             usleep(10_000)
         }
+        pool.stop()
+        daemon.wakeAllSuspended()
+        daemon.abandonDeferred()
+        // Resumed connections are answered by the daemon's threads before they stop.
+        usleep(20_000)
         daemon.stop()
     }
 }

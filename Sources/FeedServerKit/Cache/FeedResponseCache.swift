@@ -84,7 +84,7 @@ final class FeedResponseCache: Sendable {
     private func render(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry {
         let tag = Conditional.entityTag(generation.fingerprint)
         var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
-        if let fallback = FeedRendering.fallbackHeader(snapshot.read) { headers.append(("X-Feed-Fallback", fallback)) }
+        if let fallback = FeedRendering.fallbackHeader(snapshot.read, group: key.group, schemaVersion: key.schemaVersion) { headers.append(("X-Feed-Fallback", fallback)) }
         return Entry(token: snapshot.token, generation: generation, body: SharedBody(FeedRendering.body(group: key.group, generation: generation)),
                      headers: headers, isFallback: snapshot.read.isFallback)
     }

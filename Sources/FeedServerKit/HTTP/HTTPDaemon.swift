@@ -46,9 +46,14 @@ final class HTTPDaemon: @unchecked Sendable {
     /// The port actually bound (differs from the setting when it was 0).
     let port: UInt16
 
-    /// Starts listening; `handler` runs on libmicrohttpd's worker threads.
-    init(settings: DaemonSettings, log: AccessLog, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
-        let context = DaemonContext(handler: handler, maxBodyBytes: settings.maxBodyBytes, maxParts: settings.maxParts, log: log)
+    /// Starts listening; `handler` runs on libmicrohttpd's worker threads with the whole request,
+    /// `admitBody` on the first call of a request that carries a body, with its head and declared
+    /// length (nil: chunked), and may refuse it or lower its limit before the body is read.
+    init(settings: DaemonSettings, log: AccessLog,
+         admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission = { _, _ in .accept(limit: nil) },
+         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
+        let context = DaemonContext(handler: handler, admitBody: admitBody, maxBodyBytes: settings.maxBodyBytes,
+                                    maxParts: settings.maxParts, log: log)
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
@@ -82,6 +87,12 @@ final class HTTPDaemon: @unchecked Sendable {
         for suspension in context.suspended.withLock({ Array($0.values) }) { suspension.wake() }
     }
 
+    /// Answers 503 to every request still waiting for the work pool (at the shutdown deadline:
+    /// `MHD_stop_daemon` must not find a suspended connection). Their jobs' answers are dropped.
+    func abandonDeferred() {
+        for deferred in context.deferred.withLock({ Array($0.values) }) { deferred.complete(shuttingDown()) }
+    }
+
     /// Stops accepting new connections (`MHD_quiesce_daemon`); open ones are still served.
     ///
     /// The listening socket comes back to us, but worker threads may still hold it in their
@@ -112,15 +123,20 @@ let mhdNo = MHD_Result(rawValue: 0)!
 /// What the C callbacks reach through their `cls` pointer.
 final class DaemonContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let admitBody: @Sendable (HTTPRequest, Int?) -> BodyAdmission
     let maxBodyBytes: Int
     let maxParts: Int
     let log: AccessLog
     let inFlight = Atomic<Int>(0)
     /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
     let suspended = Lock<[ObjectIdentifier: Suspension]>([:])
+    /// Requests whose answer is computed on the work pool, so a shutdown can answer them.
+    let deferred = Lock<[ObjectIdentifier: DeferredResponse]>([:])
 
-    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
+    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission,
+         maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
         self.handler = handler
+        self.admitBody = admitBody
         self.maxBodyBytes = maxBodyBytes
         self.maxParts = maxParts
         self.log = log
@@ -132,11 +148,19 @@ final class PendingRequest: @unchecked Sendable {
     let startNanos = MonotonicClock.nanos()
     var body: [UInt8] = []
     var bodyBytes = 0
-    var bodyTooLarge = false
+    /// The most body bytes this request may send (the route's limit, or the daemon's).
+    var bodyLimit = Int.max
+    /// An answer decided before the body ended (413 so far): the body bytes that still arrive
+    /// are read and dropped, within `BodyDrain`'s bounds, and this is queued when it ends.
+    var earlyAnswer: HTTPResponse?
+    /// Body bytes dropped since `earlyAnswer` was decided.
+    var drainedBytes = 0
     /// Set for `multipart/form-data` bodies, which stream into parts instead of `body`.
     var multipart: MultipartCollector?
     /// Set while the request is parked, and after it was woken.
     var suspension: Suspension?
+    /// Set while the request's answer is computed on the work pool.
+    var deferred: DeferredResponse?
     private var id: String?
     /// The request as first handled, kept while it is parked.
     var request: HTTPRequest?
@@ -159,10 +183,17 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let pending = PendingRequest()
         slot.pointee = Unmanaged.passRetained(pending).toOpaque()
         context.inFlight.add(1, ordering: .relaxed)
-        if let length = declaredContentLength(connection), length > context.maxBodyBytes {
-            // Answering before reading the body makes libmicrohttpd skip `100 Continue` and close
-            // the connection afterwards, which is what a client sending too much should get.
-            return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
+        let length = declaredContentLength(connection)
+        if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length) {
+            // A client waiting for `100 Continue` has sent no body yet: answering now makes
+            // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
+            // So does a body too large to drain. Any other client is sending its body before it
+            // reads: read and drop it, then answer, or it would see a reset instead of the answer.
+            if expectsContinue(connection) || (length ?? 0) > BodyDrain.maxBytes {
+                return respond(connection, context, pending, method: method, url: url, answer)
+            }
+            pending.earlyAnswer = answer
+            return mhdYes
         }
         if isMultipart(connection) {
             pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts)
@@ -171,11 +202,21 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
     let size = uploadSize.pointee
+    if size > 0, let answer = pending.earlyAnswer {
+        uploadSize.pointee = 0
+        pending.drainedBytes = pending.drainedBytes.addingSaturating(size)
+        guard BodyDrain.allows(bytes: pending.drainedBytes, since: pending.startNanos) else {
+            // Past the drain bounds: answer now; libmicrohttpd closes the connection after it.
+            return respond(connection, context, pending, method: method, url: url, answer)
+        }
+        return mhdYes
+    }
     if size > 0 {
-        pending.bodyBytes += size
-        if pending.bodyBytes > context.maxBodyBytes {
-            pending.bodyTooLarge = true
+        pending.bodyBytes = pending.bodyBytes.addingSaturating(size)
+        if pending.bodyBytes > min(pending.bodyLimit, context.maxBodyBytes) {
+            pending.earlyAnswer = tooLarge(min(pending.bodyLimit, context.maxBodyBytes))
             pending.body = []
+            pending.multipart = nil
         } else if let data = uploadData {
             if let multipart = pending.multipart {
                 multipart.feed(data, count: size)
@@ -186,8 +227,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         uploadSize.pointee = 0
         return mhdYes
     }
-    if pending.bodyTooLarge {
-        return respond(connection, context, pending, method: method, url: url, tooLarge(context.maxBodyBytes))
+    if let answer = pending.earlyAnswer {
+        return respond(connection, context, pending, method: method, url: url, answer)
+    }
+    if let deferred = pending.deferred {
+        // Resumed because the work pool (or a shutdown) set the answer.
+        context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending)) }
+        pending.deferred = nil
+        return respond(connection, context, pending, method: method, url: url, deferred.response ?? shuttingDown())
     }
     if pending.suspension != nil, var request = pending.request {
         // Woken from a wait: ask the handler again, which now answers.
@@ -212,6 +259,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     pending.body = []
     pending.multipart = nil
     let response = context.handler(request)
+    if case .deferred(let deferred) = response.body {
+        pending.deferred = deferred
+        context.deferred.withLock { $0[ObjectIdentifier(pending)] = deferred }
+        MHD_suspend_connection(connection)
+        let resumable = ConnectionHandle(connection)
+        deferred.suspension.suspended { MHD_resume_connection(resumable.pointer) }
+        return mhdYes
+    }
     if case .suspend(let suspension) = response.body {
         pending.suspension = suspension
         pending.request = request
@@ -230,14 +285,70 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
     // A client that went away while parked ends here without another handler call.
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
     context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
+    context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
     pending.release()
     slot.pointee = nil
     context.inFlight.subtract(1, ordering: .relaxed)
 }
 
+/// The answer for a request with a body that is refused from its head (nil: read the body). Only
+/// requests that carry a body are judged here: a bodyless one is answered on its next call, as
+/// usual, which keeps its connection alive.
+private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
+                               method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, declaredLength: Int?) -> HTTPResponse? {
+    let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding")
+        .map { String(cString: $0).lowercased().contains("chunked") } ?? false
+    guard (declaredLength ?? 0) > 0 || chunked else { return nil }
+    let head = HTTPRequest(
+        method: String(cString: method), rawPath: String(cString: url),
+        query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
+        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: [], parts: nil, id: pending.requestID(connection))
+    switch context.admitBody(head, declaredLength) {
+    case .refuse(let refusal):
+        return refusal
+    case .accept(let limit):
+        pending.bodyLimit = min(limit ?? context.maxBodyBytes, context.maxBodyBytes)
+        if let length = declaredLength, length > pending.bodyLimit { return tooLarge(pending.bodyLimit) }
+        return nil
+    }
+}
+
+private func shuttingDown() -> HTTPResponse {
+    Problem(status: 503, type: "shutting-down", title: "Shutting down",
+            detail: "The server stopped before this request finished; it may or may not have taken effect. Retry once it is back.",
+            headers: [("Retry-After", "1")]).response
+}
+
 private func tooLarge(_ limit: Int) -> HTTPResponse {
     Problem(status: 413, type: "body-too-large", title: "Request body too large",
-            detail: "The request body exceeds the server's limit of \(limit) bytes (--max-body-bytes).").response
+            detail: "The request body exceeds this request's limit of \(limit) bytes (--max-body-bytes; --max-payload-bytes for a JSON payload).").response
+}
+
+/// How much of a rejected request's body is read and dropped so that its client, if it sends
+/// everything before reading, still reads the answer: at most `maxBytes` and `maxNanos`.
+enum BodyDrain {
+    /// Most body bytes dropped for one rejected request.
+    static let maxBytes = 64 << 20
+    /// Longest time from the request's start to the end of the drain.
+    static let maxNanos: Int64 = 10_000_000_000
+
+    /// Whether draining may go on after `bytes` were dropped for a request started at `startNanos`.
+    static func allows(bytes: Int, since startNanos: Int64) -> Bool {
+        bytes <= maxBytes && MonotonicClock.nanos() - startNanos <= maxNanos
+    }
+}
+
+private func expectsContinue(_ connection: OpaquePointer) -> Bool {
+    guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Expect") else { return false }
+    return String(cString: value).lowercased() == "100-continue"
+}
+
+extension Int {
+    /// `self + other`, stopping at `Int.max` (byte counts from a client must not trap).
+    func addingSaturating(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
+    }
 }
 
 private func isMultipart(_ connection: OpaquePointer) -> Bool {

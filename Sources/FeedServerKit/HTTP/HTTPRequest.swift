@@ -3,63 +3,99 @@ import CMicroHTTPD
 /// Looks up request headers or query parameters on demand in libmicrohttpd's parsed request
 /// (`MHD_lookup_connection_value`), so the hot path never copies fields it does not read.
 ///
-/// Valid only while the access handler runs: a route must not keep the request beyond that.
+/// Live fields are valid only while the access handler runs; `detached()` copies them for a
+/// handler that runs later on the work pool.
 struct RequestFields: @unchecked Sendable {
     private enum Source {
-        case connection(OpaquePointer)
-        /// Name/value pairs as libmicrohttpd would hand them over (query values still encoded).
-        case given([(String, String)])
+        case live(connection: OpaquePointer, kind: MHD_ValueKind)
+        /// Lowercased header names (or query names as sent) → first value, already decoded.
+        case copied([String: String], caseInsensitive: Bool)
     }
 
     private let source: Source
-    private let kind: MHD_ValueKind
 
     init(connection: OpaquePointer, kind: MHD_ValueKind) {
-        source = .connection(connection)
-        self.kind = kind
+        source = .live(connection: connection, kind: kind)
     }
 
-    /// Fields without a connection, for fuzz targets and tests: the same decoding and lookup
-    /// rules (first value wins, header names case-insensitive) over `pairs`.
+    private init(copied values: [String: String], caseInsensitive: Bool) {
+        source = .copied(values, caseInsensitive: caseInsensitive)
+    }
+
+    /// Fields without a connection, for fuzz targets and tests: raw name/value pairs as
+    /// libmicrohttpd hands them over, kept as `detached()` keeps them (first decodable value
+    /// per name, header names case-insensitive, query values percent-decoded once).
     init(given pairs: [(String, String)], kind: MHD_ValueKind) {
-        source = .given(pairs)
-        self.kind = kind
+        let caseInsensitive = kind == .HEADER_KIND
+        var values: [String: String] = [:]
+        for (name, raw) in pairs {
+            let key = caseInsensitive ? name.lowercased() : name
+            if values[key] == nil, let value = raw.withCString({ Self.decoded($0, kind: kind) }) { values[key] = value }
+        }
+        self.init(copied: values, caseInsensitive: caseInsensitive)
     }
 
     /// The first value of `name` (headers: case-insensitive); query values are percent-decoded
     /// here, once, because the daemon is told to decode nothing itself.
     subscript(name: String) -> String? {
         switch source {
-        case .connection(let connection):
+        case .live(let connection, let kind):
             guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
-            return decoded(String(cString: value))
-        case .given(let pairs):
-            return given(pairs, name)
+            return Self.decoded(value, kind: kind)
+        case .copied(let values, let caseInsensitive):
+            return values[caseInsensitive ? name.lowercased() : name]
         }
     }
 
     /// The same for a literal name, passed to libmicrohttpd without building a C string.
     subscript(name: StaticString) -> String? {
-        guard case .connection(let connection) = source else { return self[name.description] }
+        guard case .live(let connection, let kind) = source else { return self[name.description] }
         let found = name.withUTF8Buffer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count + 1) {
                 MHD_lookup_connection_value(connection, kind, $0)
             }
         }
         guard let value = found else { return nil }
-        return decoded(String(cString: value))
+        return Self.decoded(value, kind: kind)
     }
 
-    private func given(_ pairs: [(String, String)], _ name: String) -> String? {
-        let match: ((String, String)) -> Bool = kind == .HEADER_KIND
-            ? { $0.0.lowercased() == name.lowercased() }
-            : { $0.0 == name }
-        return pairs.first(where: match).flatMap { decoded($0.1) }
+    /// A copy that stays valid after the handler call (`MHD_get_connection_values`).
+    func detached() -> RequestFields {
+        guard case .live(let connection, let kind) = source else { return self }
+        let collector = FieldCollector(caseInsensitive: kind == .HEADER_KIND, kind: kind)
+        MHD_get_connection_values(connection, kind, collectField, Unmanaged.passUnretained(collector).toOpaque())
+        return RequestFields(copied: collector.values, caseInsensitive: kind == .HEADER_KIND)
     }
 
-    private func decoded(_ raw: String) -> String? {
-        kind == .GET_ARGUMENT_KIND ? PercentDecoding.decode(raw, plusIsSpace: true) : raw
+    fileprivate static func decoded(_ value: UnsafePointer<CChar>, kind: MHD_ValueKind) -> String? {
+        let raw = String(cString: value)
+        return kind == .GET_ARGUMENT_KIND ? PercentDecoding.decode(raw, plusIsSpace: true) : raw
     }
+}
+
+/// What `MHD_get_connection_values` reports, first value per name.
+private final class FieldCollector {
+    var values: [String: String] = [:]
+    let caseInsensitive: Bool
+    let kind: MHD_ValueKind
+
+    init(caseInsensitive: Bool, kind: MHD_ValueKind) {
+        self.caseInsensitive = caseInsensitive
+        self.kind = kind
+    }
+}
+
+private let collectField: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return mhdYes }
+    let collector = Unmanaged<FieldCollector>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(cString: key)
+    // Names as the live lookup matches them (raw; headers case-insensitively); a name without
+    // a value reads as absent there too.
+    let normalized = collector.caseInsensitive ? name.lowercased() : name
+    if collector.values[normalized] == nil, let value, let decoded = RequestFields.decoded(value, kind: collector.kind) {
+        collector.values[normalized] = decoded
+    }
+    return mhdYes
 }
 
 /// One HTTP request as the router sees it: method, still-encoded path, decoded query, headers, body.
@@ -80,6 +116,14 @@ struct HTTPRequest: Sendable {
     var id: String
     /// True when the handler is asked again after the request was suspended and woken.
     var resumed = false
+
+    /// A copy whose fields stay valid after the handler call (for the work pool).
+    func detached() -> HTTPRequest {
+        var copy = self
+        copy.query = query.detached()
+        copy.headers = headers.detached()
+        return copy
+    }
 
     /// `Content-Type` without parameters, lowercased (`application/json; charset=utf-8` → `application/json`).
     var mediaType: String? {

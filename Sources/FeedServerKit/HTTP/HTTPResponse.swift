@@ -23,6 +23,8 @@ struct HTTPResponse: Sendable {
         case suspend(Suspension)
         /// A body written over time (Server-Sent Events).
         case stream(EventStream)
+        /// No answer yet: it is being computed elsewhere; park the request until it is there.
+        case deferred(DeferredResponse)
     }
 
     /// The status code.
@@ -53,6 +55,13 @@ struct HTTPResponse: Sendable {
         return response
     }
 
+    /// Parks the request until `deferred` has its answer.
+    static func deferred(_ deferred: DeferredResponse) -> HTTPResponse {
+        var response = HTTPResponse(status: 0)
+        response.body = .deferred(deferred)
+        return response
+    }
+
     /// A response whose body is an open file.
     init(file: OpenedFile, headers: [(String, String)]) {
         status = 200
@@ -66,7 +75,7 @@ struct HTTPResponse: Sendable {
         case .bytes(let bytes): return bytes.count
         case .shared(let shared): return shared.bytes.count
         case .file(let file): return file.size
-        case .suspend, .stream: return 0
+        case .suspend, .stream, .deferred: return 0
         }
     }
 

@@ -33,7 +33,7 @@ final class MHDResponse {
             if created == nil { close(fd) }
         case .stream(let stream):
             created = stream.makeResponse()
-        case .suspend:
+        case .suspend, .deferred:
             return nil
         }
         guard let created else { return nil }

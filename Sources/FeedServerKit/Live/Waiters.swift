@@ -44,10 +44,23 @@ final class Waiters: Sendable {
     }
 
     /// Parks a request that holds `entityTag` for `key` until it changes or `seconds` pass.
+    /// Once shutdown has begun nothing new is parked: the suspension comes back already woken,
+    /// so the request is answered at once (libmicrohttpd aborts if any connection is still
+    /// suspended when the daemon stops).
     func park(key: FeedResponseCache.Key, entityTag: String, seconds: Double) -> Suspension {
         let suspension = Suspension()
         let deadline = MonotonicClock.nanos() + Int64(seconds * 1e9)
-        waiting.withLock { $0[ObjectIdentifier(suspension)] = Waiter(key: key, entityTag: entityTag, deadlineNanos: deadline, suspension: suspension) }
+        // `running` is read under the same lock `stop` flips it under, so a park either sees the
+        // shutdown or is registered before `stop` wakes everyone.
+        let parked = waiting.withLock { waiting -> Bool in
+            guard running.load(ordering: .relaxed) else { return false }
+            waiting[ObjectIdentifier(suspension)] = Waiter(key: key, entityTag: entityTag, deadlineNanos: deadline, suspension: suspension)
+            return true
+        }
+        guard parked else {
+            suspension.wake()
+            return suspension
+        }
         metrics.openWaiters.add(1, ordering: .relaxed)
         // A publish between the caller's check and this registration must not be missed.
         check(keys: [key])
@@ -59,8 +72,15 @@ final class Waiters: Sendable {
     func subscribe(key: FeedResponseCache.Key, lastEventID: String?) -> EventStream {
         let stream = EventStream()
         stream.send(Array("retry: 2000\n\n".utf8))
-        subscribers.withLock {
-            $0[ObjectIdentifier(stream)] = Subscriber(key: key, lastFingerprint: lastEventID, lastWriteNanos: MonotonicClock.nanos(), stream: stream)
+        let subscribed = subscribers.withLock { subscribers -> Bool in
+            guard running.load(ordering: .relaxed) else { return false }
+            subscribers[ObjectIdentifier(stream)] = Subscriber(key: key, lastFingerprint: lastEventID, lastWriteNanos: MonotonicClock.nanos(), stream: stream)
+            return true
+        }
+        guard subscribed else {
+            // Shutting down: the stream ends after its first line instead of waiting.
+            stream.close()
+            return stream
         }
         metrics.openWaiters.add(1, ordering: .relaxed)
         check(keys: [key])
@@ -76,7 +96,8 @@ final class Waiters: Sendable {
 
     /// Wakes everyone, ends every stream and stops the watcher (shutdown).
     func stop() {
-        running.store(false, ordering: .relaxed)
+        // Flipped under both locks, so `park` and `subscribe` see it or were registered before.
+        waiting.withLock { _ in subscribers.withLock { _ in running.store(false, ordering: .relaxed) } }
         wake { _ in true }
         let streams = subscribers.withLock { all -> [EventStream] in
             defer { all.removeAll() }

@@ -26,9 +26,9 @@ struct AccessLog: Sendable {
         guard fileDescriptor >= 0 else { return }
         let micros = elapsedNanos / 1000
         let millis = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
-        var line = Array(String(cString: method).utf8)
+        var line = Self.escaped(method)
         line.append(0x20)
-        line.append(contentsOf: sanitized(path))
+        line.append(contentsOf: Self.escaped(path))
         line.append(contentsOf: " \(status) \(bytes) \(millis)ms id=\(requestID)\n".utf8)
         _ = line.withUnsafeBytes { write(fileDescriptor, $0.baseAddress, $0.count) }
     }
@@ -39,14 +39,18 @@ struct AccessLog: Sendable {
         _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
-    /// The path with control bytes escaped, so a hostile URL cannot forge log lines.
-    private func sanitized(_ path: UnsafePointer<CChar>) -> [UInt8] {
+    /// A client-supplied field (method, path) as printable ASCII: control bytes, space, DEL and
+    /// every byte from 0x80 up become `%XX`, so a hostile request can neither forge a log line
+    /// or field nor send escape sequences (C0 or C1) to the terminal reading the log. (`%` stays
+    /// as it is, so percent-encoded paths read as they were sent.)
+    static func escaped(_ field: UnsafePointer<CChar>) -> [UInt8] {
+        let hex = Array("0123456789ABCDEF".utf8)
         var output: [UInt8] = []
-        var cursor = path
+        var cursor = field
         while cursor.pointee != 0 {
             let byte = UInt8(bitPattern: cursor.pointee)
-            if byte < 0x20 || byte == 0x7F {
-                output.append(contentsOf: "%\(String(byte, radix: 16, uppercase: true))".utf8)
+            if byte <= 0x20 || byte >= 0x7F {
+                output.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
             } else {
                 output.append(byte)
             }

@@ -29,6 +29,8 @@ final class Metrics: Sendable {
     private let fallbacksServed = Atomic<Int>(0)
     /// Long-poll and event-stream clients waiting now (none until live updates exist).
     let openWaiters = Atomic<Int>(0)
+    /// Slow requests being handled on the work pool right now.
+    let workInProgress = Atomic<Int>(0)
 
     private let counts = Lock<[Int: Int]>([:])
     private let names = Lock<[String]>([])
@@ -100,6 +102,8 @@ final class Metrics: Sendable {
         lines.append("feedserver_fallbacks_served_total \(fallbacksServed.load(ordering: .relaxed))")
         family("feedserver_open_waiters", "gauge", "Clients waiting for a change (long-poll, event streams).")
         lines.append("feedserver_open_waiters \(openWaiters.load(ordering: .relaxed))")
+        family("feedserver_work_in_progress", "gauge", "Slow requests (publishes, DELETE, listings) running on the work pool.")
+        lines.append("feedserver_work_in_progress \(workInProgress.load(ordering: .relaxed))")
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -35,20 +35,49 @@ enum FeedRendering {
         "/assets/\(group)/\(generation)/\(name)"
     }
 
-    /// `X-Feed-Fallback`: each skipped candidate as `id;reason=code;detail="..."`, comma-separated;
-    /// nil when the current generation was served directly.
-    static func fallbackHeader(_ read: FeedRead) -> String? {
+    /// Skipped candidates named one by one in `X-Feed-Fallback` and in a 404's detail; the rest
+    /// are counted. The header must fit libmicrohttpd's per-connection buffer (16 KiB, shared
+    /// with every other header), and the full list is what `/feeds/{group}/generations` is for.
+    static let fallbackEntriesShown = 3
+    /// Longest reason text in one fallback entry, in characters.
+    static let fallbackDetailLimit = 160
+
+    /// `X-Feed-Fallback`: the first skipped candidates as `id;reason=code;detail="..."`,
+    /// comma-separated, then `more;count=N;see="<generations URL>"` when there were more;
+    /// nil when the current generation was served directly. At most about 1.2 KB.
+    static func fallbackHeader(_ read: FeedRead, group: String, schemaVersion: Int?) -> String? {
         guard read.isFallback else { return nil }
         var entries: [String] = []
         if let problem = read.pointerProblem { entries.append("current.json;reason=unusable-pointer;detail=\(quoted(problem))") }
-        for skipped in read.skipped {
+        for skipped in read.skipped.prefix(fallbackEntriesShown) {
             entries.append("\(headerSafe(skipped.id));reason=\(skipped.reason.code);detail=\(quoted(skipped.reason.description))")
+        }
+        let hidden = read.skipped.count - min(read.skipped.count, fallbackEntriesShown)
+        if hidden > 0 {
+            entries.append("more;count=\(hidden);see=\(quoted(generationsURL(group: group, schemaVersion: schemaVersion)))")
         }
         return entries.joined(separator: ", ")
     }
 
+    /// The skipped candidates for a 404's detail, bounded the same way as `X-Feed-Fallback`.
+    static func skippedSummary(_ read: FeedRead, group: String, schemaVersion: Int?) -> String? {
+        guard !read.skipped.isEmpty else { return nil }
+        var summary = read.skipped.prefix(fallbackEntriesShown).map { "\($0.id) (\(clipped($0.reason.description)))" }.joined(separator: "; ")
+        let hidden = read.skipped.count - min(read.skipped.count, fallbackEntriesShown)
+        if hidden > 0 { summary += "; and \(hidden) more (see \(generationsURL(group: group, schemaVersion: schemaVersion)))" }
+        return summary
+    }
+
+    private static func generationsURL(group: String, schemaVersion: Int?) -> String {
+        "/feeds/\(group)/generations" + (schemaVersion.map { "?schemaVersion=\($0)" } ?? "")
+    }
+
+    private static func clipped(_ text: String) -> String {
+        text.count <= fallbackDetailLimit ? text : String(text.prefix(fallbackDetailLimit - 1)) + "…"
+    }
+
     private static func quoted(_ text: String) -> String {
-        "\"" + headerSafe(text).replacingQuotes() + "\""
+        "\"" + headerSafe(clipped(text)).replacingQuotes() + "\""
     }
 
     /// Printable ASCII only: a header value must never carry CR, LF or other controls.

@@ -9,6 +9,8 @@ struct FeedRoutes: Sendable {
     let imagingThreads: Int
     let metrics: Metrics
     let waiters: Waiters
+    /// `--max-body-bytes`: the largest multipart publish.
+    let maxBodyBytes: Int
 
     /// Longest long-poll wait, in seconds (longer requests are capped).
     static let maxWaitSeconds = 60.0
@@ -16,13 +18,13 @@ struct FeedRoutes: Sendable {
     /// The route table entries.
     var routes: [Route] {
         [
-            Route("/feeds", methods: ["GET": { _ in list() }]),
+            Route("/feeds", methods: ["GET": { _ in list() }], offloaded: ["GET"]),
             Route("/feeds/{group}", methods: [
                 "GET": { read($0) },
                 "PUT": { publish($0) },
                 "DELETE": { clear($0) },
-            ]),
-            Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }]),
+            ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"]),
+            Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }], offloaded: ["GET"]),
             Route("/feeds/{group}/events", methods: ["GET": { events($0) }]),
         ]
     }
@@ -59,13 +61,33 @@ struct FeedRoutes: Sendable {
     private func noFeedProblem(group: String, schemaVersion: Int?, read: FeedRead) -> Problem {
         let filter = schemaVersion.map { " with schemaVersion \($0)" } ?? ""
         var detail = "Group '\(group)' has no readable generation\(filter)."
-        if !read.skipped.isEmpty {
-            detail += " Skipped: " + read.skipped.map { "\($0.id) (\($0.reason))" }.joined(separator: "; ") + "."
+        if let skipped = FeedRendering.skippedSummary(read, group: group, schemaVersion: schemaVersion) {
+            detail += " Skipped: " + skipped + "."
         }
         return Problem(status: 404, type: "no-feed", title: "No feed", detail: detail)
     }
 
     // MARK: PUT
+
+    /// What a publish takes, judged from the head: a JSON payload up to the feed.json limit, or
+    /// a multipart body up to `--max-body-bytes`.
+    private var publishBodies: BodyPolicy {
+        BodyPolicy(
+            limits: ["application/json": store.configuration.maxFeedBytes, "multipart/form-data": maxBodyBytes],
+            unsupported: { sent in Self.unsupportedMediaType(sent) },
+            tooLarge: { [maxFeedBytes = store.configuration.maxFeedBytes] bytes, limit in
+                limit == maxFeedBytes
+                    ? PublishProblems.payloadTooLarge("The JSON payload has \(bytes) bytes; the limit is \(limit) (--max-payload-bytes).")
+                    : Problem(status: 413, type: "body-too-large", title: "Request body too large",
+                              detail: "The request body has \(bytes) bytes; the limit is \(limit) (--max-body-bytes).")
+            })
+    }
+
+    static func unsupportedMediaType(_ sent: String?) -> Problem {
+        Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
+                detail: "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file part per asset (got \(sent ?? "no Content-Type")).",
+                headers: [("Accept-Put", "application/json, multipart/form-data")])
+    }
 
     func publish(_ routed: RoutedRequest) -> HTTPResponse {
         let request = routed.request
@@ -90,7 +112,7 @@ struct FeedRoutes: Sendable {
         let upload: AssetUpload
         switch request.mediaType {
         case "application/json":
-            if request.body.count > store.configuration.jsonLimits.maxBytes {
+            if request.body.count > store.configuration.maxFeedBytes {
                 return payloadTooLarge(request.body.count)
             }
             upload = AssetUpload(payload: request.body, packing: AssetBudget.Result())
@@ -99,11 +121,9 @@ struct FeedRoutes: Sendable {
             case .failure(let problem): return problem.response
             case .success(let prepared): upload = prepared
             }
-            if upload.payload.count > store.configuration.jsonLimits.maxBytes { return payloadTooLarge(upload.payload.count) }
+            if upload.payload.count > store.configuration.maxFeedBytes { return payloadTooLarge(upload.payload.count) }
         default:
-            return Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-                           detail: "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file part per asset (got \(request.headers["Content-Type"] ?? "no Content-Type")).",
-                           headers: [("Accept-Put", "application/json, multipart/form-data")]).response
+            return Self.unsupportedMediaType(request.headers["Content-Type"]).response
         }
         let started = MonotonicClock.nanos()
         do {
@@ -208,8 +228,7 @@ struct FeedRoutes: Sendable {
     }
 
     private func payloadTooLarge(_ size: Int) -> HTTPResponse {
-        Problem(status: 413, type: "payload-too-large", title: "Payload too large",
-                detail: "The JSON payload has \(size) bytes; the limit is \(store.configuration.jsonLimits.maxBytes) (--max-payload-bytes).").response
+        PublishProblems.payloadTooLarge("The JSON payload has \(size) bytes; the limit is \(store.configuration.maxFeedBytes) (--max-payload-bytes).").response
     }
 
     private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result) -> HTTPResponse {
@@ -268,6 +287,11 @@ struct FeedRoutes: Sendable {
 
 /// Publish failures as problem details.
 enum PublishProblems {
+    /// 413 for a payload (or the feed.json made from it) beyond `--max-payload-bytes`.
+    static func payloadTooLarge(_ detail: String) -> Problem {
+        Problem(status: 413, type: "payload-too-large", title: "Payload too large", detail: detail)
+    }
+
     static func problem(for error: PublishError) -> Problem {
         switch error {
         case .invalidGroupName(let name, let reason):
@@ -283,12 +307,20 @@ enum PublishProblems {
             return problem
         case .unencodablePayload(let detail):
             return .badRequest("invalid-json", "Invalid JSON payload", detail)
-        case .storage(let fileError) where fileError.kind == .noSpace:
-            return Problem(status: 507, type: "insufficient-storage", title: "Insufficient storage",
-                           detail: "The disk is full (\(fileError)); nothing was published and the previous feed is still served.")
-        case .storage(let fileError):
+        case .feedTooLarge(let bytes, let limit):
+            return payloadTooLarge("The feed.json this publish would write (payload, envelope and asset list) has \(bytes) bytes; the limit for writing and reading one is \(limit) (--max-payload-bytes).")
+        case .storage(let fileError, let outcome):
+            // The error's path is relative to the root (the store made it so): safe to show.
+            let consequence = switch outcome {
+            case .unchanged: "nothing was changed and readers get what they got before."
+            case .visibleNotDurable: "the change is visible to readers but could not be flushed to disk, so it may not survive a crash; read the feed to see what is served."
+            }
+            if fileError.kind == .noSpace {
+                return Problem(status: 507, type: "insufficient-storage", title: "Insufficient storage",
+                               detail: "The disk is full (\(fileError)); \(consequence)")
+            }
             return Problem(status: 500, type: "storage-failure", title: "Storage failure",
-                           detail: "Writing the generation failed (\(fileError)); nothing was published and the previous feed is still served.")
+                           detail: "A file-system operation failed (\(fileError)); \(consequence)")
         case .preconditionFailed(let served):
             var problem = Problem(status: 412, type: "precondition-failed", title: "Precondition failed",
                                   detail: served.map { "The served generation has fingerprint \($0); nothing was changed." }

@@ -8,7 +8,7 @@ struct RotationRoutes: Sendable {
     var routes: [Route] {
         [
             Route("/rotation", methods: ["GET": { rotation($0) }]),
-            Route("/feeds/{group}/timeline", methods: ["GET": { timeline($0) }]),
+            Route("/feeds/{group}/timeline", methods: ["GET": { timeline($0) }], offloaded: ["GET"]),
         ]
     }
 
@@ -89,10 +89,16 @@ enum Parameters {
         return value
     }
 
+    /// The range of epoch milliseconds accepted: ±8.64 × 10^15, the range of a JavaScript `Date`
+    /// (±100,000,000 days), which every client of these routes can represent.
+    static let epochMsRange: ClosedRange<Int64> = -8_640_000_000_000_000...8_640_000_000_000_000
+
     static func int64(_ text: String?, _ name: String) throws(Problem) -> Int64? {
         guard let text else { return nil }
-        guard let value = Int64(text), abs(value) < 8_640_000_000_000_000 else {
-            throw .badRequest("invalid-parameter", "Invalid parameter", "\(name) must be epoch milliseconds (got '\(text)').")
+        // A range check, not arithmetic: `abs(Int64.min)` traps.
+        guard let value = Int64(text), epochMsRange.contains(value) else {
+            throw .badRequest("invalid-parameter", "Invalid parameter",
+                              "\(name) must be epoch milliseconds from \(epochMsRange.lowerBound) to \(epochMsRange.upperBound) (got '\(text)').")
         }
         return value
     }

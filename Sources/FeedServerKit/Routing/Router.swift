@@ -24,12 +24,20 @@ struct Route: Sendable {
     var methods: [String: @Sendable (RoutedRequest) -> HTTPResponse]
     /// Its position in the router's table (set by `Router`), for metrics.
     var index = -1
+    /// Method → the bodies it takes; a request with a body is judged by this from its head.
+    var bodies: [String: BodyPolicy] = [:]
+    /// Methods whose handler is slow (disk writes, images, parsing whole feeds): run on the
+    /// work pool, never on libmicrohttpd's threads.
+    var offloaded: Set<String> = []
 
     /// Creates a route from a template such as `/feeds/{group}/generations`.
-    init(_ template: String, methods: [String: @Sendable (RoutedRequest) -> HTTPResponse]) {
+    init(_ template: String, methods: [String: @Sendable (RoutedRequest) -> HTTPResponse], bodies: [String: BodyPolicy] = [:],
+         offloaded: Set<String> = []) {
         name = template
         pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? .parameter : .literal(String($0)) }
         self.methods = methods
+        self.bodies = bodies
+        self.offloaded = offloaded
     }
 
     /// The parameter values when `segments` match the pattern.
@@ -50,6 +58,24 @@ struct Route: Sendable {
         var names = Set(methods.keys)
         if names.contains("GET") { names.insert("HEAD") }
         return names.sorted()
+    }
+}
+
+/// The request bodies a method of a route takes: media type → largest body, in bytes.
+struct BodyPolicy: Sendable {
+    /// Accepted media types (lowercased, no parameters) and the largest body of each.
+    var limits: [String: Int]
+    /// The 415 for any other media type.
+    var unsupported: @Sendable (_ sent: String?) -> Problem
+    /// The 413 for a body over its limit.
+    var tooLarge: @Sendable (_ bytes: Int, _ limit: Int) -> Problem
+
+    /// The refusal for a body of `mediaType` declared to be `bytes` long (nil: chunked), or the
+    /// most bytes it may still have.
+    func judge(mediaType: String?, bytes: Int?) -> Result<Int, Problem> {
+        guard let mediaType, let limit = limits[mediaType] else { return .failure(unsupported(mediaType)) }
+        if let bytes, bytes > limit { return .failure(tooLarge(bytes, limit)) }
+        return .success(limit)
     }
 }
 

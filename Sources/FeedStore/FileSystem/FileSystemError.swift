@@ -58,6 +58,21 @@ public struct FileSystemError: Error, Equatable, Sendable, CustomStringConvertib
         }
     }
 
+    /// The same error with `root`'s prefix removed from its path, so it can be shown to a
+    /// client without revealing where the store lives (`rename g/generations/1.tmp -> g/generations/1`).
+    public func relativized(to root: String) -> FileSystemError {
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        let relative = path == root ? "." : path.replacing(prefix, with: "")
+        return FileSystemError(kind: kind, operation: operation, path: relative, errno: errno)
+    }
+
+    private init(kind: Kind, operation: String, path: String, errno: Int32) {
+        self.kind = kind
+        self.operation = operation
+        self.path = path
+        self.errno = errno
+    }
+
     /// A one-line account such as `rename /a -> /b: No space left on device`.
     public var description: String {
         let reason = errno != 0 ? String(cString: strerror(errno)) : "\(kind)"

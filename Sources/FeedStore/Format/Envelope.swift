@@ -29,9 +29,9 @@ public struct Envelope: Equatable, Sendable {
     }
 
     /// Decodes `feed.json` bytes in any valid JSON formatting; unknown keys are ignored.
-    public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> Envelope {
+    public static func decode(_ bytes: [UInt8], limits: JSONLimits = JSONLimits(maxDepth: 129)) throws(DecodeError) -> Envelope {
         let root: JSONValue
-        do { root = try JSONParser.parse(bytes) } catch { throw .unparsable(error) }
+        do { root = try JSONParser.parse(bytes, limits: limits) } catch { throw .unparsable(error) }
         guard case .object = root else { throw .invalid("feed.json is not a JSON object") }
         guard let schema = root["schemaVersion"]?.integerValue, let schemaVersion = Int(exactly: schema) else {
             throw .invalid("schemaVersion is missing or not an integer")
@@ -46,19 +46,21 @@ public struct Envelope: Equatable, Sendable {
             generatedAtEpochMs: generatedAt,
             fingerprint: fingerprint,
             compactPayload: CompactJSON.bytes(payload),
-            assets: try decodeAssets(root["assets"])
+            assets: decodeAssets(root["assets"])
         )
     }
 
-    private static func decodeAssets(_ value: JSONValue?) throws(DecodeError) -> [StoredAsset]? {
-        guard let value else { return nil }
-        guard let elements = value.arrayValue else { throw .invalid("assets is not an array") }
+    /// This project's `assets` list, or nil when the key is absent or has any other shape: WidgetBridge's
+    /// readers ignore unknown keys, so another writer's `assets` must not make a generation unreadable
+    /// here (the reader then lists the `assets/` folder, as for WidgetBridge's own generations).
+    private static func decodeAssets(_ value: JSONValue?) -> [StoredAsset]? {
+        guard let elements = value?.arrayValue else { return nil }
         var lines: [StoredAsset] = []
         for element in elements {
             guard let name = element["name"]?.stringValue,
-                  let bytes = element["bytes"]?.integerValue, let count = Int(exactly: bytes),
-                  let sha256 = element["sha256"]?.stringValue else {
-                throw .invalid("an assets entry lacks name, bytes or sha256")
+                  let bytes = element["bytes"]?.integerValue, let count = Int(exactly: bytes), count >= 0,
+                  let sha256 = element["sha256"]?.stringValue, SHA256Hash.isHex(sha256) else {
+                return nil
             }
             let width = element["width"]?.integerValue.flatMap { Int(exactly: $0) }
             let height = element["height"]?.integerValue.flatMap { Int(exactly: $0) }
@@ -133,10 +135,22 @@ public struct Pointer: Equatable, Sendable {
     }
 
     /// Decodes `current.json`; nil when it is not a usable pointer (readers then use the folder listing).
+    ///
+    /// All or nothing, as WidgetBridge's `Codable` readers decode it: `current` must be a string
+    /// and `previous` absent, null, or a list of strings; anything else makes the whole pointer
+    /// unusable rather than partly used.
     public static func decode(_ bytes: [UInt8]) -> Pointer? {
         guard let root = try? JSONParser.parse(bytes), let current = root["current"]?.stringValue else { return nil }
-        let previous = root["previous"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        return Pointer(current: current, previous: previous)
+        switch root["previous"] {
+        case nil, .null?:
+            return Pointer(current: current, previous: [])
+        case .array(let elements)?:
+            let previous = elements.compactMap(\.stringValue)
+            guard previous.count == elements.count else { return nil }
+            return Pointer(current: current, previous: previous)
+        default:
+            return nil
+        }
     }
 
     /// The bytes written to `current.json`.

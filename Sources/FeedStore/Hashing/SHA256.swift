@@ -17,6 +17,11 @@ public enum SHA256Hash {
     public static func hex<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         HexEncoding.lowercase(digest(bytes))
     }
+
+    /// Whether `text` has the shape of `hex`'s output: 64 lowercase hex digits.
+    public static func isHex(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
 }
 
 /// Incremental SHA-256 (for hashing the fingerprint text piece by piece).

@@ -40,7 +40,7 @@ public struct JSONParser {
         switch bytes[position] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
-        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "\""): return .string(String(decoding: try parseStringBytes(), as: UTF8.self))
         case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
@@ -53,7 +53,9 @@ public struct JSONParser {
         guard depth <= limits.maxDepth else { throw fail("nesting deeper than \(limits.maxDepth) levels") }
         position += 1
         var members: [JSONMember] = []
-        var names = Set<String>()
+        // Names compared as bytes: Swift `String`s are equal under canonical equivalence, so a
+        // precomposed and a decomposed "é" would wrongly count as the same member.
+        var names = Set<[UInt8]>()
         skipWhitespace()
         if consume(UInt8(ascii: "}")) { return .object(members) }
         while true {
@@ -62,8 +64,9 @@ public struct JSONParser {
                 throw fail("expected a member name in double quotes")
             }
             let nameOffset = position
-            let name = try parseString()
-            guard names.insert(name).inserted else {
+            let nameBytes = try parseStringBytes()
+            let name = String(decoding: nameBytes, as: UTF8.self)
+            guard names.insert(nameBytes).inserted else {
                 throw JSONParseError(offset: nameOffset, reason: "duplicate member name \"\(name)\"")
             }
             skipWhitespace()
@@ -115,10 +118,20 @@ public struct JSONParser {
             guard position < bytes.count, isDigit(bytes[position]) else { throw fail("expected a digit in exponent") }
             skipDigits()
         }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        // WidgetBridge's Swift reader (Foundation's JSONDecoder) cannot decode a number beyond
+        // Double's range, so such a feed would never reach the widget: refuse it here, where the
+        // offset can still be reported. Short plain literals cannot overflow, so only long ones
+        // or ones with an exponent pay for the conversion.
+        if position - start > 308 || literal.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
+           Double(literal)?.isFinite != true {
+            throw JSONParseError(offset: start, reason: "number \(literal.prefix(40)) is beyond the range of a double")
+        }
+        return literal
     }
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    /// The unescaped UTF-8 bytes of a string literal (kept as bytes so names compare exactly).
+    private mutating func parseStringBytes() throws(JSONParseError) -> [UInt8] {
         position += 1  // opening quote
         var text: [UInt8] = []
         while true {
@@ -127,7 +140,7 @@ public struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 position += 1
-                return String(decoding: text, as: UTF8.self)
+                return text
             case UInt8(ascii: "\\"):
                 try parseEscape(into: &text)
             case 0..<0x20:
@@ -170,7 +183,7 @@ public struct JSONParser {
         if (0xDC00...0xDFFF).contains(first) {
             throw JSONParseError(offset: start, reason: "lone low surrogate \\u\(hex4(first))")
         }
-        guard (0xD800...0xDBFF).contains(first) else { return Unicode.Scalar(first)! }
+        guard (0xD800...0xDBFF).contains(first) else { return try scalar(first, at: start) }
         guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
             throw JSONParseError(offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
         }
@@ -180,7 +193,13 @@ public struct JSONParser {
             throw JSONParseError(offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
         }
         let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
-        return Unicode.Scalar(value)!
+        return try scalar(value, at: start)
+    }
+
+    /// A scalar value the checks above already proved valid; an error, not a trap, if not.
+    private func scalar(_ value: UInt32, at offset: Int) throws(JSONParseError) -> Unicode.Scalar {
+        guard let scalar = Unicode.Scalar(value) else { throw JSONParseError(offset: offset, reason: "invalid \\u escape") }
+        return scalar
     }
 
     private mutating func parseHex4() throws(JSONParseError) -> UInt32 {

@@ -13,10 +13,11 @@ public indirect enum JSONValue: Equatable, Sendable {
     /// `null`.
     case null
 
-    /// The value of the first member called `key`, when this is an object.
+    /// The value of the first member called `key` (compared as UTF-8 bytes, as the parser
+    /// compares names, not under Unicode canonical equivalence), when this is an object.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        return members.first { $0.name == key }?.value
+        return members.first { $0.name.utf8.elementsEqual(key.utf8) }?.value
     }
 
     /// The string, when this is a string.

@@ -15,7 +15,7 @@ struct FeedPublisher {
     let schedule: RetentionSchedule
 
     private var reader: FeedReader {
-        FeedReader(fileSystem: fileSystem, layout: layout, maxEnvelopeBytes: configuration.maxEnvelopeBytes)
+        FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
     }
 
     /// A prepared publish: everything computed, nothing written yet.
@@ -40,24 +40,31 @@ struct FeedPublisher {
                 return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
             }
         }
-        return try underGroupLock("publish", { try publishLocked(draft, precondition: precondition) }, prepare: prepareGroupFolders)
+        return try underGroupLock("publish") { try publishLocked(draft, precondition: precondition) }
     }
 
-    /// Runs `body` holding the group's advisory lock (after `prepare`, which may create the
-    /// folder the lock file lives in); file-system failures become `PublishError.storage`.
-    private func underGroupLock<T>(_ operation: String, _ body: () throws -> T, prepare: () throws -> Void = {}) throws(PublishError) -> T {
+    /// Runs `body` holding the group's advisory lock, creating the group folder the lock file
+    /// lives in first. File-system failures become `PublishError.storage` with root-relative paths.
+    private func underGroupLock<T>(_ operation: String, _ body: () throws -> T) throws(PublishError) -> T {
         do {
-            try prepare()
+            try prepareGroupFolder()
             let lock = try fileSystem.lockExclusive(layout.lockFile)
             defer { lock.unlock() }
             return try body()
         } catch let error as PublishError {
             throw error
         } catch let error as FileSystemError {
-            throw .storage(error)
+            throw .storage(error.relativized(to: root), outcome: .unchanged)
+        } catch let error as VisibleNotDurable {
+            throw .storage(error.underlying.relativized(to: root), outcome: .visibleNotDurable)
         } catch {
-            throw .storage(FileSystemError(kind: .other, operation: operation, path: layout.directory))
+            throw .storage(FileSystemError(kind: .other, operation: operation, path: layout.directory).relativized(to: root), outcome: .unchanged)
         }
+    }
+
+    /// A failure after the rename that made a write visible: what follows cannot be undone.
+    private struct VisibleNotDurable: Error {
+        let underlying: FileSystemError
     }
 
     private func publishLocked(_ draft: Draft, precondition: WritePrecondition?) throws -> PublishResult {
@@ -68,28 +75,43 @@ struct FeedPublisher {
         if let served = before.read.served, served.fingerprint == draft.fingerprint {
             return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
         }
+        // Under the lock: a DELETE may have renamed `generations/` away since the last publish.
+        try ensureGenerationsFolder()
         let sweeping = schedule.claimSweep(of: layout.directory, now: clock.nowEpochMs(), interval: configuration.sweepIntervalMs)
         let listing = sweeping ? try fileSystem.listDirectory(layout.generations) : nil
-        let id = newID(for: draft.fingerprint, known: before.pointed + (listing?.map(\.name) ?? []))
+        let (id, epochMs) = newID(for: draft.fingerprint, known: before.pointed + (listing?.map(\.name) ?? []))
         let envelope = Envelope(
-            schemaVersion: draft.schemaVersion, generatedAtEpochMs: GenerationID.epochMs(of: id)!,
+            schemaVersion: draft.schemaVersion, generatedAtEpochMs: epochMs,
             fingerprint: draft.fingerprint, compactPayload: draft.compactPayload, assets: draft.storedAssets)
-        try writeGeneration(id, envelope: envelope, assets: draft.assets)
+        let encoded = envelope.encoded()
+        // One limit for writing and reading: never acknowledge a feed.json the reader would refuse.
+        guard encoded.count <= configuration.maxFeedBytes else {
+            throw PublishError.feedTooLarge(bytes: encoded.count, limit: configuration.maxFeedBytes)
+        }
+        try writeGeneration(id, envelope: encoded, assets: draft.assets)
         let pointer = Pointer(current: id, previous: keptPrevious(before))
         do {
             try writePointer(pointer)
-        } catch {
-            try? fileSystem.removeTree(layout.generation(id))
+        } catch let error as FileSystemError {
+            // The pointer never switched: the new folder is unreferenced and can go now.
+            removeOutOfSight(id)
             throw error
         }
         applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
+        if sweeping { sweepDeletedGenerations() }
         return .published(generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.bytes.count })
     }
 
-    private func prepareGroupFolders() throws {
-        if fileSystem.status(layout.generations)?.kind == .directory { return }
+    /// The root and the group folder (each flushed into its parent when created), so the lock
+    /// file can be created.
+    private func prepareGroupFolder() throws {
+        if fileSystem.status(layout.directory)?.kind == .directory { return }
         if try fileSystem.ensureDirectory(root) { try syncParent(of: root) }
         if try fileSystem.ensureDirectory(layout.directory) { try fileSystem.syncDirectory(root) }
+    }
+
+    /// `generations/`, flushed into the group folder when created; called holding the lock.
+    private func ensureGenerationsFolder() throws {
         if try fileSystem.ensureDirectory(layout.generations) { try fileSystem.syncDirectory(layout.directory) }
     }
 
@@ -99,20 +121,27 @@ struct FeedPublisher {
         try fileSystem.syncDirectory(slash == trimmed.startIndex ? "/" : String(trimmed[..<slash]))
     }
 
-    /// The new id: the clock's milliseconds, but after every generation we know of (the pointer's,
-    /// and the whole folder when it was scanned, `.tmp` ones included) so that "name descending"
-    /// stays "newest first" even if the clock steps back; bumped past any folder already there.
-    private func newID(for fingerprint: String, known names: [String]) -> String {
+    /// The new id and its epoch milliseconds: the clock's, but after every generation we know of
+    /// (the pointer's, and the whole folder when it was scanned, `.tmp` ones included) so that
+    /// "name descending" stays "newest first" even if the clock steps back; bumped past any folder
+    /// already there. Ids on disk may be anything: no step can overflow.
+    private func newID(for fingerprint: String, known names: [String]) -> (String, Int64) {
         var epochMs = clock.nowEpochMs()
-        if let newest = names.compactMap(GenerationID.epochMs(of:)).max() { epochMs = max(epochMs, newest + 1) }
+        if let newest = names.compactMap(GenerationID.epochMs(of:)).max() {
+            let (next, overflow) = newest.addingReportingOverflow(1)
+            if !overflow { epochMs = max(epochMs, next) }
+        }
         while true {
             let id = GenerationID.make(epochMs: epochMs, fingerprint: fingerprint)
-            if fileSystem.status(layout.generation(id)) == nil, fileSystem.status(layout.temporaryGeneration(id)) == nil { return id }
-            epochMs += 1
+            if fileSystem.status(layout.generation(id)) == nil, fileSystem.status(layout.temporaryGeneration(id)) == nil { return (id, epochMs) }
+            let (next, overflow) = epochMs.addingReportingOverflow(1)
+            // Past Int64.max (ids on disk at the very end of time): wrap to the clock, which is
+            // far below; an id there is as valid, and the pointer, not the name, says what is current.
+            epochMs = overflow ? clock.nowEpochMs() &+ Int64(names.count) : next
         }
     }
 
-    private func writeGeneration(_ id: String, envelope: Envelope, assets: [AssetInput]) throws {
+    private func writeGeneration(_ id: String, envelope: [UInt8], assets: [AssetInput]) throws {
         let temporary = layout.temporaryGeneration(id)
         try fileSystem.removeTree(temporary)
         try fileSystem.createDirectory(temporary)
@@ -125,7 +154,7 @@ struct FeedPublisher {
                 }
                 try fileSystem.syncDirectory(assetsFolder)
             }
-            try fileSystem.writeFileDurably(temporary + "/feed.json", contents: envelope.encoded())
+            try fileSystem.writeFileDurably(temporary + "/feed.json", contents: envelope)
             try fileSystem.syncDirectory(temporary)
             try fileSystem.rename(temporary, to: layout.generation(id))
         } catch {
@@ -145,7 +174,11 @@ struct FeedPublisher {
             try? fileSystem.removeTree(temporary)
             throw error
         }
-        try fileSystem.syncDirectory(layout.directory)
+        do {
+            try fileSystem.syncDirectory(layout.directory)
+        } catch let error as FileSystemError {
+            throw VisibleNotDurable(underlying: error)
+        }
     }
 
     /// The readable generations (any schema) the old order offered, newest first, up to
@@ -184,9 +217,18 @@ struct FeedPublisher {
                 try? fileSystem.removeTree(path)
             } else if !referenced.contains(entry.name), mayHaveExpired(entry.name, now: now),
                       let info = fileSystem.status(path), now - info.modificationNanos / 1_000_000 >= configuration.gracePeriodMs {
-                try? fileSystem.removeTree(path)
+                removeOutOfSight(entry.name)
             }
         }
+    }
+
+    /// Removes a generation folder so that no reader ever sees it half-deleted: it is first
+    /// renamed to a `.tmp` name (readers ignore those; one step), then deleted file by file. A
+    /// crash in between leaves a `.tmp` folder, which the next sweep removes.
+    private func removeOutOfSight(_ id: String) {
+        let doomed = layout.generation(id) + ".removed" + GenerationID.temporarySuffix
+        guard (try? fileSystem.rename(layout.generation(id), to: doomed)) != nil else { return }
+        try? fileSystem.removeTree(doomed)
     }
 
     /// A generation created within the grace period was retired even more recently, so its
@@ -206,12 +248,36 @@ struct FeedPublisher {
         return try underGroupLock("clear") {
             let served = reader.read(schemaVersion: nil).served
             if let precondition, !precondition.holds(for: served) { throw PublishError.preconditionFailed(servedFingerprint: served?.fingerprint) }
-            let doomed = layout.directory + "/.deleted-generations-\(clock.nowEpochMs())"
+            let doomed = layout.directory + "/" + Self.deletedPrefix + String(clock.nowEpochMs())
             if fileSystem.status(layout.generations) != nil { try fileSystem.rename(layout.generations, to: doomed) }
-            try fileSystem.removeTree(layout.pointer)
-            try fileSystem.syncDirectory(layout.directory)
-            try fileSystem.removeTree(doomed)
+            do {
+                try fileSystem.removeTree(layout.pointer)
+                try fileSystem.syncDirectory(layout.directory)
+            } catch let error as FileSystemError {
+                throw VisibleNotDurable(underlying: error)
+            }
+            sweepDeletedGenerations()
             return served
+        }
+    }
+
+    /// Removes what an interrupted DELETE left in this group, under the lock; a no-op (and no
+    /// lock file written) when there is nothing to remove.
+    func sweepLeftovers() throws(PublishError) {
+        let entries = (try? fileSystem.listDirectory(layout.directory)) ?? []
+        guard entries.contains(where: { $0.isDirectory && $0.name.hasPrefix(Self.deletedPrefix) }) else { return }
+        try underGroupLock("sweep") { sweepDeletedGenerations() }
+    }
+
+    /// Folders a DELETE renamed `generations/` to before removing them.
+    static let deletedPrefix = ".deleted-generations-"
+
+    /// Removes what DELETEs left behind: renamed `generations/` folders whose removal a crash
+    /// interrupted. Readers never look at them; called holding the lock, failures retried next time.
+    func sweepDeletedGenerations() {
+        guard let entries = try? fileSystem.listDirectory(layout.directory) else { return }
+        for entry in entries where entry.isDirectory && entry.name.hasPrefix(Self.deletedPrefix) {
+            try? fileSystem.removeTree(layout.directory + "/" + entry.name)
         }
     }
 }

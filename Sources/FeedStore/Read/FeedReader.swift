@@ -2,7 +2,7 @@
 struct FeedReader {
     let fileSystem: any FileSystem
     let layout: GroupLayout
-    let maxEnvelopeBytes: Int
+    let limits: JSONLimits
 
     /// What one pass over the group saw: the read itself and the ids the pointer named.
     struct Inspection {
@@ -81,14 +81,14 @@ struct FeedReader {
     private func readEnvelope(_ id: String) -> Result<Envelope, SkipReason> {
         let bytes: [UInt8]
         do {
-            bytes = try fileSystem.readFile(layout.envelope(id), limit: maxEnvelopeBytes)
+            bytes = try fileSystem.readFile(layout.envelope(id), limit: limits.maxBytes)
         } catch let error as FileSystemError where error.kind == .notFound {
             return .failure(.missing)
         } catch {
             return .failure(.unreadable("\(error)"))
         }
         do throws(Envelope.DecodeError) {
-            return .success(try Envelope.decode(bytes))
+            return .success(try Envelope.decode(bytes, limits: limits))
         } catch {
             switch error {
             case .unparsable(let parseError): return .failure(.unparsable(parseError.description))
@@ -129,7 +129,7 @@ struct FeedReader {
 
     private func readPointer() -> PointerState {
         do {
-            let bytes = try fileSystem.readFile(layout.pointer, limit: maxEnvelopeBytes)
+            let bytes = try fileSystem.readFile(layout.pointer, limit: limits.maxBytes)
             guard let pointer = Pointer.decode(bytes) else { return .unusable("current.json is not a valid pointer") }
             return .present(pointer)
         } catch let error as FileSystemError where error.kind == .notFound {

@@ -75,7 +75,7 @@ extension FeedStore {
         guard FeedReader.directoryExists(layout.generations, fileSystem: fileSystem) || fileSystem.status(layout.pointer) != nil else {
             return nil
         }
-        return FeedReader(fileSystem: fileSystem, layout: layout, maxEnvelopeBytes: configuration.maxEnvelopeBytes)
+        return FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
             .statuses(schemaVersion: schemaVersion)
     }
 }

@@ -3,16 +3,35 @@ public enum WidgetRotation {
     private static let hourMs: Int64 = 3_600_000
 
     /// The hour slot: floor((epochMs + zoneOffsetSeconds × 1000) / 3 600 000), floor division.
+    ///
+    /// Defined for every input without overflow: the sum is never formed. Both terms are split
+    /// into whole hours and a remainder; only the small remainders are added, and whole hours
+    /// are at most about 2.6 × 10^15 each, far from `Int64`'s limits.
     public static func hourSlot(epochMs: Int64, zoneOffsetSeconds: Int) -> Int64 {
-        let local = epochMs + Int64(zoneOffsetSeconds) * 1000
-        let quotient = local / hourMs
-        return (local % hourMs != 0 && local < 0) ? quotient - 1 : quotient
+        let (epochHours, epochRest) = epochMs.quotientAndRemainder(dividingBy: hourMs)
+        let (zoneHours, zoneRest) = Int64(zoneOffsetSeconds).quotientAndRemainder(dividingBy: 3600)
+        let rest = epochRest + zoneRest * 1000  // |rest| < 2 × 3 600 000
+        return epochHours + zoneHours + floorDivide(rest, hourMs)
     }
 
-    /// The item index for a slot: ((slot mod count) + count) mod count; `count` must be positive.
+    /// The epoch milliseconds at which `slot` starts for a zone, or nil beyond `Int64`'s range.
+    public static func slotStartEpochMs(slot: Int64, zoneOffsetSeconds: Int) -> Int64? {
+        let (start, overflowA) = slot.multipliedReportingOverflow(by: hourMs)
+        let (zoneMs, overflowB) = Int64(zoneOffsetSeconds).multipliedReportingOverflow(by: 1000)
+        let (utc, overflowC) = start.subtractingReportingOverflow(zoneMs)
+        return overflowA || overflowB || overflowC ? nil : utc
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        let quotient = value / divisor
+        return (value % divisor != 0 && value < 0) ? quotient - 1 : quotient
+    }
+
+    /// The item index for a slot: ((slot mod count) + count) mod count; 0 when `count` is not positive.
     public static func index(slot: Int64, count: Int) -> Int {
-        precondition(count > 0, "count must be positive")
+        guard count > 0 else { return 0 }
         let size = Int64(count)
+        // |slot % size| < size, so adding size cannot overflow.
         return Int(((slot % size) + size) % size)
     }
 

@@ -13,16 +13,19 @@ public enum WidgetTimeline {
         public var item: JSONValue
     }
 
-    /// `hours` entries starting at the local hour containing `startEpochMs`.
+    /// `hours` entries starting at the local hour containing `startEpochMs`; fewer when the
+    /// hours would run past the range of epoch milliseconds an `Int64` holds.
     public static func entries(items: [JSONValue], startEpochMs: Int64, hours: Int, zoneOffsetSeconds: Int) -> [Entry] {
         guard !items.isEmpty, hours > 0 else { return [] }
         let firstSlot = WidgetRotation.hourSlot(epochMs: startEpochMs, zoneOffsetSeconds: zoneOffsetSeconds)
-        return (0..<hours).map { hour in
-            let slot = firstSlot + Int64(hour)
+        var entries: [Entry] = []
+        for hour in 0..<hours {
+            let (slot, overflow) = firstSlot.addingReportingOverflow(Int64(hour))
             // The start of a slot in UTC: undo the zone offset applied by hourSlot.
-            let start = slot * 3_600_000 - Int64(zoneOffsetSeconds) * 1000
+            guard !overflow, let start = WidgetRotation.slotStartEpochMs(slot: slot, zoneOffsetSeconds: zoneOffsetSeconds) else { break }
             let index = WidgetRotation.index(slot: slot, count: items.count)
-            return Entry(startEpochMs: start, slot: slot, index: index, item: items[index])
+            entries.append(Entry(startEpochMs: start, slot: slot, index: index, item: items[index]))
         }
+        return entries
     }
 }

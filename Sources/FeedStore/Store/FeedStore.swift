@@ -1,4 +1,9 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -39,7 +44,7 @@ public final class FeedStore: Sendable {
         let layout = try validatedLayout(group)
         try validate(assets)
         let compact: [UInt8]
-        do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.jsonLimits) } catch { throw .invalidPayload(error) }
+        do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.payloadLimits) } catch { throw .invalidPayload(error) }
         let stored = assets.map {
             StoredAsset(name: $0.name, byteCount: $0.bytes.count, sha256: SHA256Hash.hex($0.bytes), width: $0.width, height: $0.height)
         }
@@ -87,6 +92,16 @@ public final class FeedStore: Sendable {
         return try publisher.clear(precondition: precondition)
     }
 
+    /// Removes what interrupted writes left in every group (folders of a DELETE that a crash cut
+    /// short); each group under its lock. Called at start-up; publishes and DELETEs also sweep.
+    public func sweepLeftovers() {
+        for group in groups() {
+            let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: GroupLayout(root: root, group: group),
+                                          configuration: configuration, clock: clock, schedule: retention)
+            try? publisher.sweepLeftovers()
+        }
+    }
+
     // MARK: Read
 
     /// Applies the reader rules to a group; `schemaVersion` nil serves the newest readable generation of any schema.
@@ -107,7 +122,7 @@ public final class FeedStore: Sendable {
     public func snapshot(group: String, schemaVersion: Int? = nil) -> FeedSnapshot {
         guard SafeName.isSafe(group) else {
             return FeedSnapshot(read: FeedRead(served: nil, skipped: [], pointerProblem: nil),
-                                token: ChangeToken(probes: [], occasionalProbes: [], lastOccasionalCheck: clock.nowEpochMs()))
+                                token: ChangeToken(probes: [], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs()))
         }
         let layout = GroupLayout(root: root, group: group)
         var probes = [probe(layout.pointer)]
@@ -115,22 +130,35 @@ public final class FeedStore: Sendable {
         if probes[0].status == nil { probes.append(probe(layout.generations)) }
         let read = reader(for: group).read(schemaVersion: schemaVersion)
         let occasional = read.served.map { [probe(layout.envelope($0.id))] } ?? []
-        return FeedSnapshot(read: read, token: ChangeToken(probes: probes, occasionalProbes: occasional, lastOccasionalCheck: clock.nowEpochMs()))
+        let assets = read.served.map { generation in generation.assets.map { probe(layout.asset(generation.id, $0.name)) } } ?? []
+        return FeedSnapshot(read: read, token: ChangeToken(probes: probes, occasionalProbes: occasional, assetProbes: assets,
+                                                           lastCheck: clock.nowEpochMs()))
     }
 
     /// How often `isCurrent` also re-checks the served generation's own `feed.json`.
     public static let occasionalProbeIntervalMs: Int64 = 100
+    /// How often `isCurrent` also re-checks the served generation's asset files.
+    public static let assetProbeIntervalMs: Int64 = 1_000
 
     /// Whether nothing a snapshot depended on has changed on disk since it was taken.
     ///
     /// Every call stats the pointer (every publish, ours or another process's, replaces it);
-    /// at most every `occasionalProbeIntervalMs` it also stats the served `feed.json`, so a
-    /// generation corrupted or deleted in place, with no pointer change, is noticed within that time.
+    /// at most every `occasionalProbeIntervalMs` one caller also stats the served `feed.json`,
+    /// and at most every `assetProbeIntervalMs` one caller stats its asset files, so a generation
+    /// corrupted in place (a torn `feed.json`, an asset deleted or truncated), with no pointer
+    /// change, is noticed within those times while an ordinary read costs one `lstat`.
     public func isCurrent(_ token: ChangeToken) -> Bool {
         guard token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) else { return false }
         let now = clock.nowEpochMs()
-        guard token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs) else { return true }
-        return token.occasionalProbes.allSatisfy { fileSystem.status($0.path) == $0.status }
+        if token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
+           !token.occasionalProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
+            return false
+        }
+        if token.assetCheckDue(now: now, interval: Self.assetProbeIntervalMs),
+           !token.assetProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
+            return false
+        }
+        return true
     }
 
     private func probe(_ path: String) -> ChangeToken.Probe {
@@ -138,7 +166,7 @@ public final class FeedStore: Sendable {
     }
 
     private func reader(for group: String) -> FeedReader {
-        FeedReader(fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), maxEnvelopeBytes: configuration.maxEnvelopeBytes)
+        FeedReader(fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), limits: configuration.envelopeLimits)
     }
 
     // MARK: Assets and groups
@@ -186,24 +214,34 @@ public struct ChangeToken: Sendable {
     var probes: [Probe]
     /// Checked at most every `FeedStore.occasionalProbeIntervalMs`.
     var occasionalProbes: [Probe]
+    /// The served generation's asset files, checked at most every `FeedStore.assetProbeIntervalMs`.
+    var assetProbes: [Probe]
     private let lastOccasional: LastCheck
+    private let lastAssets: LastCheck
 
-    init(probes: [Probe], occasionalProbes: [Probe], lastOccasionalCheck: Int64) {
+    init(probes: [Probe], occasionalProbes: [Probe], assetProbes: [Probe], lastCheck: Int64) {
         self.probes = probes
         self.occasionalProbes = occasionalProbes
-        lastOccasional = LastCheck(lastOccasionalCheck)
+        self.assetProbes = assetProbes
+        lastOccasional = LastCheck(lastCheck)
+        lastAssets = LastCheck(lastCheck)
     }
 
     /// Claims the occasional check when it is due (one caller wins per interval).
-    func occasionalCheckDue(now: Int64, interval: Int64) -> Bool {
-        let last = lastOccasional.value.load(ordering: .relaxed)
-        guard now - last >= interval else { return false }
-        return lastOccasional.value.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
-    }
+    func occasionalCheckDue(now: Int64, interval: Int64) -> Bool { lastOccasional.claim(now: now, interval: interval) }
+
+    /// Claims the asset check when it is due and there are assets (one caller wins per interval).
+    func assetCheckDue(now: Int64, interval: Int64) -> Bool { !assetProbes.isEmpty && lastAssets.claim(now: now, interval: interval) }
 
     private final class LastCheck: Sendable {
         let value: Atomic<Int64>
         init(_ value: Int64) { self.value = Atomic(value) }
+
+        func claim(now: Int64, interval: Int64) -> Bool {
+            let last = value.load(ordering: .relaxed)
+            guard now - last >= interval else { return false }
+            return value.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        }
     }
 }
 
@@ -222,11 +260,14 @@ extension FeedStore {
         var path = root.hasPrefix("/") ? "" : "."
         for component in root.split(separator: "/") {
             path += "/" + component
-            do { try fileSystem.ensureDirectory(path) } catch { throw error as! FileSystemError }
+            do { try fileSystem.ensureDirectory(path) } catch {
+                throw error as? FileSystemError ?? FileSystemError(kind: .other, operation: "mkdir", path: path)
+            }
         }
-        let probe = GroupLayout(root: root, group: ".feed-server-write-probe").directory
+        // A name of this process's own: two servers starting on one root must not remove each
+        // other's probe (the second would then fail its own removal and refuse to start).
+        let probe = GroupLayout(root: root, group: ".feed-server-write-probe-\(getpid())-\(UInt64.random(in: 0...UInt64.max))").directory
         do {
-            try? fileSystem.removeTree(probe)
             try fileSystem.writeFileDurably(probe, contents: [])
             try fileSystem.removeTree(probe)
         } catch {

@@ -5,23 +5,32 @@ public struct FeedStoreConfiguration: Sendable {
     /// Generations are never deleted within this many milliseconds of being retired, so a client
     /// that read the feed a moment ago can still fetch its assets.
     public var gracePeriodMs: Int64
-    /// Largest `feed.json` or `current.json` the reader will load.
-    public var maxEnvelopeBytes: Int
-    /// Bounds for payload JSON.
-    public var jsonLimits: JSONLimits
+    /// The one size limit of a generation's `feed.json`: a publish whose `feed.json` would be
+    /// larger is refused, and the reader loads none larger (so what is acknowledged is readable).
+    /// `current.json` is read under the same limit.
+    public var maxFeedBytes: Int
+    /// Deepest nesting of arrays and objects in a payload (the envelope adds one level, which
+    /// the reader allows for).
+    public var maxPayloadDepth: Int
     /// Retention scans `generations/` at most this often per group (a process's first publish
     /// to a group always scans, so what a crash left is cleaned up at once).
     public var sweepIntervalMs: Int64
 
     /// Creates a configuration; the defaults match WidgetBridge (keep 1) plus a 60 s grace period.
-    public init(keepPrevious: Int = 1, gracePeriodMs: Int64 = 60_000, maxEnvelopeBytes: Int = 64 << 20,
-                jsonLimits: JSONLimits = JSONLimits(), sweepIntervalMs: Int64 = 1_000) {
+    public init(keepPrevious: Int = 1, gracePeriodMs: Int64 = 60_000, maxFeedBytes: Int = 16 << 20,
+                maxPayloadDepth: Int = 128, sweepIntervalMs: Int64 = 1_000) {
         self.sweepIntervalMs = max(0, sweepIntervalMs)
         self.keepPrevious = max(0, keepPrevious)
         self.gracePeriodMs = max(0, gracePeriodMs)
-        self.maxEnvelopeBytes = maxEnvelopeBytes
-        self.jsonLimits = jsonLimits
+        self.maxFeedBytes = max(1, maxFeedBytes)
+        self.maxPayloadDepth = max(1, maxPayloadDepth)
     }
+
+    /// Limits for parsing a payload: no payload larger than the `feed.json` that holds it.
+    public var payloadLimits: JSONLimits { JSONLimits(maxDepth: maxPayloadDepth, maxBytes: maxFeedBytes) }
+
+    /// Limits for parsing a whole `feed.json`: one level deeper than a payload may be.
+    public var envelopeLimits: JSONLimits { JSONLimits(maxDepth: maxPayloadDepth + 1, maxBytes: maxFeedBytes) }
 }
 
 /// One asset to publish: its file name and bytes.
@@ -78,8 +87,11 @@ public enum PublishError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidPayload(JSONParseError)
     /// The payload could not be encoded (typed publish).
     case unencodablePayload(String)
-    /// The disk refused the write; the previous feed is untouched.
-    case storage(FileSystemError)
+    /// The `feed.json` this publish would write has `bytes` bytes, more than `limit` (`maxFeedBytes`).
+    case feedTooLarge(bytes: Int, limit: Int)
+    /// The disk refused the write. The error's path is relative to the store's root (it may be
+    /// shown to clients); `outcome` says whether readers still get what they got before.
+    case storage(FileSystemError, outcome: StorageOutcome)
     /// The write's precondition did not hold; `servedFingerprint` is what is served now (nil: no feed).
     case preconditionFailed(servedFingerprint: String?)
 
@@ -91,8 +103,18 @@ public enum PublishError: Error, Equatable, Sendable, CustomStringConvertible {
         case .duplicateAssetName(let name): return "asset name '\(name)' appears more than once"
         case .invalidPayload(let error): return "payload is not valid JSON: \(error)"
         case .unencodablePayload(let detail): return "payload could not be encoded: \(detail)"
-        case .storage(let error): return "storage failure: \(error)"
+        case .feedTooLarge(let bytes, let limit): return "feed.json would have \(bytes) bytes; the limit is \(limit)"
+        case .storage(let error, let outcome): return "storage failure: \(error) (\(outcome.rawValue))"
         case .preconditionFailed(let served): return "precondition failed; served fingerprint is \(served ?? "none")"
         }
     }
+}
+
+/// What readers see after a write that failed part-way.
+public enum StorageOutcome: String, Equatable, Sendable {
+    /// The failure came before the step that makes the write visible: readers get what they got before.
+    case unchanged = "nothing changed"
+    /// The write became visible but could not be made durable (a flush after the pointer
+    /// switch failed): readers may already see it, and it may not survive a crash.
+    case visibleNotDurable = "visible but not known to be durable"
 }

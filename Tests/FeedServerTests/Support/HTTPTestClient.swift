@@ -27,7 +27,7 @@ struct HTTPTestError: Error, CustomStringConvertible {
 
 /// A minimal HTTP/1.1 client over a real TCP socket: sends exactly the bytes a test asks for
 /// (raw paths included), and can reuse one connection to prove keep-alive.
-final class HTTPTestConnection {
+final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at a time
     private let fd: Int32
     private var buffer: [UInt8] = []
 
