@@ -6,7 +6,8 @@ import Foundation
 final class WorkPool: @unchecked Sendable {
     // `condition` guards `jobs` and `stopping`.
     private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
+    /// Queued jobs from `head` on; slots before it are cleared as jobs start.
+    private var jobs: [(@Sendable () -> Void)?] = []
     private var head = 0
     private var stopping = false
     private let queueLimit: Int
@@ -58,6 +59,9 @@ final class WorkPool: @unchecked Sendable {
             condition.wait()
         }
         let job = jobs[head]
+        // A started job must not stay in the queue: it would keep everything it captured (the
+        // routes, the pipeline and so this pool) alive until the next compaction, or forever.
+        jobs[head] = nil
         head += 1
         // Compact now and then so the array does not grow without bound.
         if head > 256, head * 2 > jobs.count {
