@@ -36,6 +36,13 @@ final class Server: Sendable {
             throw StartError(description: "root folder '\(options.root)' cannot be created or written: \(error)")
         }
         store.sweepLeftovers()
+        // Asset parts of multipart publishes are streamed here, not held in memory.
+        let uploads = UploadArea(root: options.root)
+        do {
+            try uploads.prepare()
+        } catch {
+            throw StartError(description: "upload folder '\(uploads.path)' cannot be prepared: \(error)")
+        }
         self.store = store
         let encoder: VipsImageEncoder
         do {
@@ -77,6 +84,8 @@ final class Server: Sendable {
         settings.connectionTimeoutSeconds = options.connectionTimeoutSeconds
         settings.maxConnections = options.maxConnections
         settings.maxBodyBytes = options.maxBodyBytes
+        settings.maxPayloadBytes = options.maxPayloadBytes
+        settings.uploads = uploads
         do {
             daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),
                                     admitBody: { pipeline.admitBody($0, declaredLength: $1) }) { pipeline.respond(to: $0) }

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import FeedStore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -28,6 +29,10 @@ struct DaemonSettings: Sendable {
     var maxBodyBytes: Int = 64 << 20
     /// Most parts in a multipart body.
     var maxParts: Int = 128
+    /// Largest multipart part kept in memory (the payload).
+    var maxPayloadBytes: Int = 16 << 20
+    /// Where multipart asset parts are streamed to files (nil: kept in memory).
+    var uploads: UploadArea?
 }
 
 /// Owns the libmicrohttpd daemon (`MHD_start_daemon` … `MHD_stop_daemon`) and its C callbacks.
@@ -51,8 +56,7 @@ final class HTTPDaemon: @unchecked Sendable {
     init(settings: DaemonSettings, log: AccessLog,
          admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission = { _, _ in .accept(limit: nil) },
          handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
-        let context = DaemonContext(handler: handler, admitBody: admitBody, maxBodyBytes: settings.maxBodyBytes,
-                                    maxParts: settings.maxParts, log: log)
+        let context = DaemonContext(handler: handler, admitBody: admitBody, settings: settings, log: log)
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
@@ -125,6 +129,10 @@ final class DaemonContext: Sendable {
     let admitBody: @Sendable (HTTPRequest, Int?) -> BodyAdmission
     let maxBodyBytes: Int
     let maxParts: Int
+    /// Largest multipart part kept in memory (the payload).
+    let maxPayloadBytes: Int
+    /// Where multipart asset parts are streamed (nil: kept in memory).
+    let uploads: UploadArea?
     let log: AccessLog
     let inFlight = Atomic<Int>(0)
     /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
@@ -133,11 +141,13 @@ final class DaemonContext: Sendable {
     let deferred = Mutex<[ObjectIdentifier: DeferredResponse]>([:])
 
     init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission,
-         maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
+         settings: DaemonSettings, log: AccessLog) {
         self.handler = handler
         self.admitBody = admitBody
-        self.maxBodyBytes = maxBodyBytes
-        self.maxParts = maxParts
+        maxBodyBytes = settings.maxBodyBytes
+        maxParts = settings.maxParts
+        maxPayloadBytes = settings.maxPayloadBytes
+        uploads = settings.uploads
         self.log = log
     }
 }
@@ -195,7 +205,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             return mhdYes
         }
         if isMultipart(connection) {
-            pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts)
+            pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts,
+                                                   maxMemoryPartBytes: context.maxPayloadBytes, makeFolder: context.uploads.map { area in { try area.makeFolder() } })
         }
         return mhdYes
     }
@@ -244,6 +255,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return respond(connection, context, pending, method: method, url: url, context.handler(request))
     }
     var parts: [MultipartPart]?
+    let uploads = pending.multipart?.folder
     if let multipart = pending.multipart {
         switch multipart.finish() {
         case .failure(let problem): return respond(connection, context, pending, method: method, url: url, problem.response)
@@ -254,7 +266,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
         headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body,
-        parts: parts, id: pending.requestID(connection))
+        parts: parts, uploads: uploads, id: pending.requestID(connection))
     pending.body = []
     pending.multipart = nil
     let response = context.handler(request)

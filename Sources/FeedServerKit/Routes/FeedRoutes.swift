@@ -279,7 +279,7 @@ struct FeedRoutes: Sendable {
     }
 
     private func groupProblem(_ group: String) -> Problem? {
-        guard let reason = SafeName.problem(with: group) else { return nil }
+        guard let reason = SafeName.groupProblem(with: group) else { return nil }
         return .badRequest("invalid-group-name", "Invalid group name",
                            "Group name '\(group)' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")
     }

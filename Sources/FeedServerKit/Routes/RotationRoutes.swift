@@ -39,7 +39,7 @@ struct RotationRoutes: Sendable {
         let group = routed.parameters[0]
         let query = routed.request.query
         do {
-            guard SafeName.isSafe(group) else {
+            guard SafeName.isGroupName(group) else {
                 throw Problem.badRequest("invalid-group-name", "Invalid group name", "Group name '\(group)' is not a safe name.")
             }
             guard let pointerText = query["items"], let pointer = JSONPointer(pointerText) else {

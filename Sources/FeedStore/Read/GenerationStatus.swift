@@ -69,7 +69,7 @@ extension FeedReader {
 extension FeedStore {
     /// Every generation of a group with its state and the reason for it (nil: no such group).
     public func generations(group: String, schemaVersion: Int? = nil) -> [GenerationStatus]? {
-        guard SafeName.isSafe(group) else { return nil }
+        guard SafeName.isGroupName(group) else { return nil }
         let layout = GroupLayout(root: root, group: group)
         // A group that never had a feed, or was cleared, has neither pointer nor generations.
         guard FeedReader.directoryExists(layout.generations, fileSystem: fileSystem) || fileSystem.status(layout.pointer) != nil else {
