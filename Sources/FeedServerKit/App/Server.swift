@@ -16,6 +16,7 @@ final class Server: Sendable {
     /// Request counters and publish latency, served at `/metrics`.
     let metrics: Metrics
     private let waiters: Waiters
+    private let faultLab: FaultLab?
     private let daemon: HTTPDaemon
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
@@ -51,13 +52,18 @@ final class Server: Sendable {
             let hook = PublishHook(command: command)
             broadcaster.add { hook.run(for: $0) }
         }
-        let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters)
+        let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
+                               lint: FeedLint(androidScreen: options.androidScreen))
+        let faultLab = options.faultLab ? FaultLab() : nil
+        self.faultLab = faultLab
+        let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, clock: SystemClock())
-        let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
+        let router = Router(routes: feeds.routes + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(
             router: router,
-            authorization: Authorization(writeToken: options.token, readToken: options.readToken),
+            authorization: Authorization(writeToken: options.token, readToken: options.readToken,
+                                         alsoOpen: options.faultLab ? [] : [FaultRoutes.template]),
             cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
             metrics: metrics)
         var settings = DaemonSettings()
@@ -90,11 +96,13 @@ final class Server: Sendable {
         guard !shutDown.exchange(true, ordering: .relaxed) else { return }
         daemon.stopAccepting()
         waiters.stop()
+        faultLab?.stopHolding()
         daemon.wakeAllSuspended()
         let deadline = MonotonicClock.nanos() + Int64(timeoutSeconds) * 1_000_000_000
         while daemon.requestsInFlight > 0, MonotonicClock.nanos() < deadline {
             usleep(10_000)
         }
+        faultLab?.waitForPublishes(until: deadline)
         daemon.stop()
     }
 }
