@@ -215,7 +215,8 @@ import Testing
         try withLab { server, client in
             let group = try seed(server, client)
             let started = Date()
-            let response = try inject(client, #"{"kind":"slow-publish","seconds":2,"payload":{"items":[{"title":"slow","image":"q1.png"}]}}"#)
+            // 2.0 is an integer to JSON Schema, so it is one here too.
+            let response = try inject(client, #"{"kind":"slow-publish","seconds":2.0,"payload":{"items":[{"title":"slow","image":"q1.png"}]}}"#)
             #expect(Date().timeIntervalSince(started) < 1.5, "answered while the hold lasts")
             #expect(response.status == 201)
             let slow = try #require(response.json["generationId"] as? String)
@@ -266,7 +267,7 @@ import Testing
             #expect((noAssets.json["detail"] as? String)?.contains("no asset") == true)
 
             for (body, fragment) in [(#"{"kind":"meteor"}"#, "kind must be one of"), (#"{"kind":"corrupt-feed","seconds":3}"#, "does not apply"),
-                                     (#"{"kind":"slow-publish","seconds":61}"#, "0 to 60"), (#"{"kind":"slow-publish"}"#, "needs seconds"),
+                                     (#"{"kind":"slow-publish","seconds":61}"#, "0 to 60"), (#"{"kind":"slow-publish","seconds":1.5}"#, "0 to 60"), (#"{"kind":"slow-publish"}"#, "needs seconds"),
                                      (#"["corrupt-feed"]"#, "JSON object"), (#"{"kind":"missing-asset","asset":"../x"}"#, "asset must be"),
                                      (#"{"kind":"#, "not valid JSON")] {
                 let response = try inject(client, body, group: "j")

@@ -135,10 +135,10 @@ struct FaultOrder {
             return .failure(invalid("'\(extra.name)' does not apply to \(kind.rawValue) (it takes: \(allowed.sorted().joined(separator: ", ")))."))
         }
         if kind == .slowPublish {
-            guard let seconds = value["seconds"]?.integerValue, (0...Int64(FaultKind.maxHoldSeconds)).contains(seconds) else {
+            guard let seconds = wholeNumber(value["seconds"]), (0...FaultKind.maxHoldSeconds).contains(seconds) else {
                 return .failure(invalid("slow-publish needs seconds, an integer from 0 to \(FaultKind.maxHoldSeconds)."))
             }
-            order.seconds = Int(seconds)
+            order.seconds = seconds
             order.request.payload = value["payload"]
         }
         if let asset = value["asset"] {
@@ -148,6 +148,13 @@ struct FaultOrder {
             order.request.asset = name
         }
         return .success(order)
+    }
+
+    /// A JSON number with no fraction, in any spelling JSON allows (`25`, `25.0`, `2.5e1`: JSON
+    /// Schema's `integer` admits all three); nil otherwise or beyond ±10⁹.
+    private static func wholeNumber(_ value: JSONValue?) -> Int? {
+        guard case .number(let literal)? = value, let number = Double(literal), number.rounded() == number, abs(number) <= 1e9 else { return nil }
+        return Int(number)
     }
 
     private static func invalid(_ detail: String) -> Problem {
