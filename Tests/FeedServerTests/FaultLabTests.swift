@@ -293,6 +293,30 @@ import Testing
         }
     }
 
+    @Test func faultLabIsASwitchOnTheCommandLineAndInTheEnvironment() throws {
+        func parsed(_ arguments: [String], _ environment: [String: String] = [:]) throws -> ServerOptions? {
+            guard case .run(let options) = try ServerOptions.parse(arguments, environment: environment) else { return nil }
+            return options
+        }
+        #expect(try parsed([])?.faultLab == false)
+        #expect(try parsed(["--fault-lab"])?.faultLab == true)
+        #expect(try parsed(["--fault-lab", "--port", "0"])?.port == 0, "a switch takes no value")
+        #expect(try parsed(["--fault-lab=off"], ["FEED_SERVER_FAULT_LAB": "on"])?.faultLab == false)
+        #expect(try parsed([], ["FEED_SERVER_FAULT_LAB": "on"])?.faultLab == true)
+        #expect(throws: (any Error).self) { try parsed(["--fault-lab=maybe"]) }
+
+        let scratch = ScratchDirectory()
+        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path, "--fault-lab"])
+        _ = try child.waitForPort()
+        #expect(child.output.contains("fault lab on"))
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+        let help = try ChildServer(arguments: ["--help"])
+        #expect(help.waitForExit() == 0)
+        #expect(help.output.contains("--fault-lab") && help.output.contains("FEED_SERVER_FAULT_LAB"))
+        #expect(help.output.contains("--android-screen WxH") && help.output.contains("FEED_SERVER_ANDROID_SCREEN"))
+    }
+
     @Test func injectionsAreCountedAndRunTheRedrawHook() throws {
         let scratch = ScratchDirectory()
         let log = scratch.path + "/hook.log"

@@ -114,6 +114,20 @@ import Testing
         }
     }
 
+    @Test func androidScreenIsParsedStrictly() throws {
+        func screen(_ text: String) throws -> ScreenSize? {
+            guard case .run(let options) = try ServerOptions.parse(["--android-screen", text], environment: [:]) else { return nil }
+            return options.androidScreen
+        }
+        #expect(try screen("720x1600") == ScreenSize(width: 720, height: 1600))
+        #expect(try screen("1440X3200") == ScreenSize(width: 1440, height: 3200))
+        for bad in ["0x100", "100x", "x100", "100x100x1", "-1x5", "100000000x2", "wide"] {
+            #expect(throws: (any Error).self, "\(bad)") { try screen(bad) }
+        }
+        guard case .run(let defaults) = try ServerOptions.parse([], environment: ["FEED_SERVER_ANDROID_SCREEN": "1280x2800"]) else { return }
+        #expect(defaults.androidScreen == ScreenSize(width: 1280, height: 2800))
+    }
+
     @Test func payloadStringsThatNameMissingImagesAreReported() throws {
         try withTestServer { _, client in
             let json = try client.put("/feeds/g", json: #"""
