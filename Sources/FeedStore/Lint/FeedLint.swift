@@ -161,6 +161,13 @@ struct PayloadReferences {
     private let names: Set<String>
     private let stems: [String: [String]]
     private var missingIndex: [String: Int] = [:]
+    /// Where the walk is; turned into a JSON Pointer only for a missing name.
+    private var path: [PathToken] = []
+
+    private enum PathToken {
+        case member(String)
+        case index(Int)
+    }
 
     init(payload: JSONValue, assetNames: [String]) {
         names = Set(assetNames)
@@ -169,47 +176,62 @@ struct PayloadReferences {
             if let dot = name.lastIndex(of: "."), dot != name.startIndex { stems[String(name[..<dot]), default: []].append(name) }
         }
         self.stems = stems
-        visit(payload, pointer: "")
+        visit(payload)
     }
 
-    private mutating func visit(_ value: JSONValue, pointer: String) {
+    private mutating func visit(_ value: JSONValue) {
         switch value {
         case .object(let members):
             for member in members {
-                let child = pointer + "/" + Self.escape(member.name)
-                consider(member.name, pointer: child, isMemberName: true)
-                visit(member.value, pointer: child)
+                path.append(.member(member.name))
+                consider(member.name, isMemberName: true)
+                visit(member.value)
+                path.removeLast()
             }
         case .array(let elements):
-            for (index, element) in elements.enumerated() { visit(element, pointer: pointer + "/\(index)") }
+            for (index, element) in elements.enumerated() {
+                path.append(.index(index))
+                visit(element)
+                path.removeLast()
+            }
         case .string(let text):
-            consider(text, pointer: pointer, isMemberName: false)
+            consider(text, isMemberName: false)
         case .number, .bool, .null:
             break
         }
     }
 
-    private mutating func consider(_ string: String, pointer: String, isMemberName: Bool) {
+    private mutating func consider(_ string: String, isMemberName: Bool) {
         if names.contains(string) {
             referenced.insert(string)
         } else if let reading = ImageReference.read(string) {
             if names.contains(reading.fileName) {
                 referenced.insert(reading.fileName)
             } else if !reading.isURL {
-                noteMissing(reading.fileName, string: string, pointer: pointer, isMemberName: isMemberName)
+                noteMissing(reading.fileName, string: string, isMemberName: isMemberName)
             }
         } else if let assets = stems[string] {
             referenced.formUnion(assets)
         }
     }
 
-    private mutating func noteMissing(_ fileName: String, string: String, pointer: String, isMemberName: Bool) {
+    private mutating func noteMissing(_ fileName: String, string: String, isMemberName: Bool) {
         if let index = missingIndex[fileName] {
             missing[index].count += 1
         } else {
             missingIndex[fileName] = missing.count
             missing.append(Missing(fileName: fileName, string: string, pointer: pointer, isMemberName: isMemberName, count: 1))
         }
+    }
+
+    /// The walk's position as an RFC 6901 pointer.
+    private var pointer: String {
+        path.map { token in
+            switch token {
+            case .member(let name): return "/" + Self.escape(name)
+            case .index(let index): return "/\(index)"
+            }
+        }.joined()
     }
 
     /// RFC 6901: `~` → `~0`, `/` → `~1`.

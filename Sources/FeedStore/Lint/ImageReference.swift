@@ -22,10 +22,21 @@ enum ImageReference {
         let isURL = hasScheme(string)
         var path = Substring(string)
         if isURL, let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-        let fileName = String(path.split(separator: "/", omittingEmptySubsequences: false).last ?? path)
-        let lower = fileName.lowercased()
-        guard imageExtensions.contains(where: { lower.hasSuffix($0) && lower.count > $0.count }) else { return nil }
-        return Reading(fileName: fileName, isURL: isURL)
+        // Most payload strings are not file names: decide on the last bytes before splitting.
+        guard hasImageExtension(path.utf8) else { return nil }
+        let fileName = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path
+        guard hasImageExtension(fileName.utf8) else { return nil }
+        return Reading(fileName: String(fileName), isURL: isURL)
+    }
+
+    /// Whether the bytes end, ASCII case-insensitively, in one of `imageExtensions` with
+    /// something before it.
+    private static func hasImageExtension(_ bytes: Substring.UTF8View) -> Bool {
+        imageExtensions.contains { suffix in
+            let suffixBytes = suffix.utf8
+            guard bytes.count > suffixBytes.count else { return false }
+            return zip(bytes.suffix(suffixBytes.count), suffixBytes).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+        }
     }
 
     /// Whether `string` names `asset` in WidgetBridge's own idiom: the asset's name without
