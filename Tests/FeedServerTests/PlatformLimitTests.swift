@@ -33,6 +33,22 @@ import Testing
         try warnings(response).compactMap { $0["code"] as? String }
     }
 
+    @Test func theLimitTableAndItsDocumentAgree() throws {
+        let document = try String(contentsOf: URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/widget-limits.md"), encoding: .utf8)
+        #expect(PlatformLimits.table.map(\.code) == [.iosImageArea, .iosExtensionMemory, .androidBitmapMemory])
+        for code in LintCode.allCases { #expect(document.contains("`\(code.rawValue)`"), "\(code)") }
+        for row in PlatformLimits.table {
+            let links = row.source.split(separator: " ").filter { $0.hasPrefix("(https://") }.map { $0.dropFirst().prefix { $0 != ")" } }
+            #expect(!links.isEmpty || row.code == .iosExtensionMemory, "\(row.code) names no source")
+            for link in links { #expect(document.contains(String(link)), "\(row.code): \(link) is not in docs/widget-limits.md") }
+        }
+        #expect(document.contains("718,080") && document.contains("31,457,280") && document.contains("15,552,000"))
+        #expect(PlatformLimits.iosImageAreaPixels == Self.widgetKitArea && PlatformLimits.iosExtensionMemoryBytes == Self.iosMemory)
+        #expect(PlatformLimits.androidBitmapMemoryBytes(screen: PlatformLimits.defaultAndroidScreen) == Self.android1080x2400)
+    }
+
     @Test func everyPublishAnswerCarriesWarningsEvenWhenEmpty() throws {
         try withTestServer { _, client in
             let created = try client.put("/feeds/g", json: #"{"quotes":[{"id":"q1","text":"Carpe diem"}]}"#)
