@@ -82,7 +82,7 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGIN",
                help: "allow a page from ORIGIN (or *) to call the API (default: off)") { $0.corsOrigin = try nonEmpty($1, "--cors-origin") },
         Option(flag: "--on-publish", environment: "FEED_SERVER_ON_PUBLISH", placeholder: "COMMAND",
-               help: "run COMMAND with /bin/sh after each publish that changed a feed (FEED_GROUP, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR)") { $0.onPublish = try nonEmpty($1, "--on-publish") },
+               help: "run COMMAND with /bin/sh after each publish that changed a feed (FEED_GROUP, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR; FEED_FAULT after a fault-lab injection)") { $0.onPublish = try nonEmpty($1, "--on-publish") },
         Option(flag: "--android-screen", environment: "FEED_SERVER_ANDROID_SCREEN", placeholder: "WxH",
                help: "Android screen in pixels whose bitmap budget (W × H × 4 × 1.5) publishes are checked against (default 1080x2400)") {
             guard let screen = ScreenSize(parsing: $1) else {

@@ -84,15 +84,6 @@ extension FeedStore {
                                             directory: layout.generation(outcome.generationId ?? "current.json"), fault: request.kind.rawValue))
         return outcome
     }
-
-    /// What a WidgetBridge reader of `schemaVersion` gets from a group: the reader rules of
-    /// docs/feed-format.md without this server's asset check (WidgetBridge never looks at asset files).
-    public func widgetBridgeRead(group: String, schemaVersion: Int) -> FeedRead {
-        guard SafeName.isSafe(group) else { return FeedRead(served: nil, skipped: [], pointerProblem: nil) }
-        var reader = FeedReader(fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), maxEnvelopeBytes: configuration.maxEnvelopeBytes)
-        reader.verifiesAssets = false
-        return reader.read(schemaVersion: schemaVersion)
-    }
 }
 
 /// Writes one fault's broken state; runs under the group lock (see `FeedStore.injectFault`).
@@ -132,7 +123,7 @@ struct FaultInjector {
             detail = try brokenGeneration(request, start, &entry)
         }
         if request.kind != .slowPublish { try note(entry, in: start.record) }
-        return outcome(entry, detail: detail)
+        return outcome(entry, detail: detail + " This is \(request.kind.summary).")
     }
 
     private func begin() throws -> Start {
@@ -342,7 +333,7 @@ struct FaultInjector {
             try writeCurrent(copy, start) { _ in
                 // Noted first, so /generations shows the held folder as the fault lab's.
                 try note(held, in: start.record)
-                hold(outcome(held, detail: detail + "."))
+                hold(outcome(held, detail: detail + ". This is \(FaultKind.slowPublish.summary)."))
             }
         }
         return detail + ", then renamed and made current."
