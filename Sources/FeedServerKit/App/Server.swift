@@ -17,6 +17,7 @@ final class Server: Sendable {
     let metrics: Metrics
     private let waiters: Waiters
     private let pool: WorkPool
+    private let faultLab: FaultLab?
     private let daemon: HTTPDaemon
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
@@ -66,13 +67,17 @@ final class Server: Sendable {
             broadcaster.add { hook.run(for: $0) }
         }
         let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
-                               maxBodyBytes: options.maxBodyBytes)
+                               maxBodyBytes: options.maxBodyBytes, lint: FeedLint(androidScreen: options.androidScreen))
+        let faultLab = options.faultLab ? FaultLab() : nil
+        self.faultLab = faultLab
+        let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, clock: SystemClock())
-        let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
+        let router = Router(routes: feeds.routes + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(
             router: router,
-            authorization: Authorization(writeToken: options.token, readToken: options.readToken),
+            authorization: Authorization(writeToken: options.token, readToken: options.readToken,
+                                         alsoOpen: options.faultLab ? [] : [FaultRoutes.template]),
             cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
             metrics: metrics,
             pool: pool)
@@ -109,6 +114,7 @@ final class Server: Sendable {
         guard !shutDown.exchange(true, ordering: .relaxed) else { return }
         daemon.stopAccepting()
         waiters.stop()
+        faultLab?.stopHolding()
         daemon.wakeAllSuspended()
         let deadline = MonotonicClock.nanos() + Int64(timeoutSeconds) * 1_000_000_000
         while daemon.requestsInFlight > 0, MonotonicClock.nanos() < deadline {
@@ -117,6 +123,7 @@ final class Server: Sendable {
             daemon.wakeAllSuspended()
             usleep(10_000)
         }
+        faultLab?.waitForPublishes(until: deadline)
         pool.stop()
         daemon.wakeAllSuspended()
         daemon.abandonDeferred()

@@ -1,3 +1,5 @@
+import FeedStore
+
 /// Everything the command line and environment configure.
 struct ServerOptions: Sendable, Equatable {
     var host = "127.0.0.1"
@@ -18,6 +20,8 @@ struct ServerOptions: Sendable, Equatable {
     var readToken: String?
     var corsOrigin: String?
     var onPublish: String?
+    var androidScreen = PlatformLimits.defaultAndroidScreen
+    var faultLab = false
 
     static let version = "0.1.0"
 
@@ -39,6 +43,8 @@ struct ServerOptions: Sendable, Equatable {
         let environment: String
         let placeholder: String
         let help: String
+        /// A switch (`--fault-lab`) means "on" without a value; `--fault-lab=off` still works.
+        var isSwitch = false
         let apply: @Sendable (inout ServerOptions, String) throws -> Void
     }
 
@@ -76,7 +82,17 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGIN",
                help: "allow a page from ORIGIN (or *) to call the API (default: off)") { $0.corsOrigin = try nonEmpty($1, "--cors-origin") },
         Option(flag: "--on-publish", environment: "FEED_SERVER_ON_PUBLISH", placeholder: "COMMAND",
-               help: "run COMMAND with /bin/sh after each publish that changed a feed (FEED_GROUP, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR)") { $0.onPublish = try nonEmpty($1, "--on-publish") },
+               help: "run COMMAND with /bin/sh after each publish that changed a feed (FEED_GROUP, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR; FEED_FAULT after a fault-lab injection)") { $0.onPublish = try nonEmpty($1, "--on-publish") },
+        Option(flag: "--android-screen", environment: "FEED_SERVER_ANDROID_SCREEN", placeholder: "WxH",
+               help: "Android screen in pixels whose bitmap budget (W × H × 4 × 1.5) publishes are checked against (default 1080x2400)") {
+            guard let screen = ScreenSize(parsing: $1) else {
+                throw UsageError(description: "--android-screen must be WIDTHxHEIGHT in pixels, each 1 to 100000 (got '\($1)')")
+            }
+            $0.androidScreen = screen
+        },
+        Option(flag: "--fault-lab", environment: "FEED_SERVER_FAULT_LAB", placeholder: "",
+               help: "enable POST /feeds/{group}/faults, which writes broken states on purpose to test widget fallback (default off)",
+               isSwitch: true) { $0.faultLab = try boolean($1, "--fault-lab") },
         Option(flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
                help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)") { $0.shutdownTimeoutSeconds = try integer($1, "--shutdown-timeout", 0...3600) },
     ]
@@ -102,6 +118,8 @@ struct ServerOptions: Sendable, Equatable {
             let value: String
             if let inlineValue {
                 value = inlineValue
+            } else if option.isSwitch {
+                value = "on"
             } else {
                 index += 1
                 guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }

@@ -24,6 +24,8 @@ final class PublishHook: Sendable {
             environment["FEED_GENERATION_ID"] = event.generationId
             environment["FEED_FINGERPRINT"] = event.fingerprint
             environment["FEED_DIR"] = URL(fileURLWithPath: event.directory).standardizedFileURL.path
+            // Set only when the change is a fault-lab injection, so a hook can tell (docs/recipes.md).
+            if let fault = event.fault { environment["FEED_FAULT"] = fault }
             process.environment = environment
             let output = Pipe()
             process.standardOutput = output

@@ -11,6 +11,8 @@ struct FeedRoutes: Sendable {
     let waiters: Waiters
     /// `--max-body-bytes`: the largest multipart publish.
     let maxBodyBytes: Int
+    /// The platform-limit check every publish answer reports (`--android-screen`).
+    let lint: FeedLint
 
     /// Longest long-poll wait, in seconds (longer requests are capped).
     static let maxWaitSeconds = 60.0
@@ -26,6 +28,7 @@ struct FeedRoutes: Sendable {
             ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"]),
             Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }], offloaded: ["GET"]),
             Route("/feeds/{group}/events", methods: ["GET": { events($0) }]),
+            Route("/feeds/{group}/warnings", methods: ["GET": { warnings($0) }]),
         ]
     }
 
@@ -104,6 +107,11 @@ struct FeedRoutes: Sendable {
         case .failure(let problem): return problem.response
         case .success(let options): uploadOptions = options
         }
+        let lintMode: PublishLint.Mode
+        switch PublishLint.mode(from: request.query) {
+        case .failure(let problem): return problem.response
+        case .success(let mode): lintMode = mode
+        }
         let precondition: WritePrecondition?
         switch Conditional.writePrecondition(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"]) {
         case .failure(let problem): return problem.response
@@ -125,6 +133,11 @@ struct FeedRoutes: Sendable {
         default:
             return Self.unsupportedMediaType(request.headers["Content-Type"]).response
         }
+        let warnings = PublishLint.warnings(payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits)
+        if lintMode == .strict, !warnings.isEmpty {
+            metrics.recordWarnings(warnings)
+            return PublishLint.strictProblem(warnings).response
+        }
         let started = MonotonicClock.nanos()
         do {
             let result = try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion,
@@ -132,7 +145,8 @@ struct FeedRoutes: Sendable {
             var changed = false
             if case .published = result { changed = true }
             metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: changed)
-            return publishedResponse(group, result, packing: upload.packing)
+            metrics.recordWarnings(warnings)
+            return publishedResponse(group, result, packing: upload.packing, warnings: warnings)
         } catch {
             return PublishProblems.problem(for: error).response
         }
@@ -204,6 +218,7 @@ struct FeedRoutes: Sendable {
         guard let statuses = store.generations(group: group, schemaVersion: schemaVersion) else {
             return Problem.notFound("There is no group '\(group)'.").response
         }
+        let faults = store.injectedFaults(group: group)
         let entries: [JSONValue] = statuses.map { status in
             var members = [JSONMember("id", .string(status.id)), JSONMember("state", .string(status.state.rawValue)),
                            JSONMember("reason", status.reason.map { .string($0) } ?? .null)]
@@ -216,6 +231,7 @@ struct FeedRoutes: Sendable {
                     JSONMember("assetBytes", .number(String(generation.assets.reduce(0) { $0 + $1.bytes }))),
                 ]
             }
+            if let fault = faults.first(where: { $0.folder == status.id }) { members.append(JSONMember("fault", FaultRoutes.json(fault))) }
             return .object(members)
         }
         let served = statuses.first { $0.state == .served }?.id
@@ -223,6 +239,7 @@ struct FeedRoutes: Sendable {
             JSONMember("group", .string(group)),
             JSONMember("served", served.map { .string($0) } ?? .null),
             JSONMember("generations", .array(entries)),
+            JSONMember("faults", .array(faults.map { FaultRoutes.json($0) })),
         ]))
         return .json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
     }
@@ -231,7 +248,7 @@ struct FeedRoutes: Sendable {
         PublishProblems.payloadTooLarge("The JSON payload has \(size) bytes; the limit is \(store.configuration.maxFeedBytes) (--max-payload-bytes).").response
     }
 
-    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result) -> HTTPResponse {
+    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result, warnings: [LintWarning]) -> HTTPResponse {
         let published: Bool
         if case .published = result { published = true } else { published = false }
         let assets: [JSONValue] = packing.packed.map { packed in
@@ -252,6 +269,7 @@ struct FeedRoutes: Sendable {
             JSONMember("decodedBytes", .number(String(packing.totalDecodedBytes))),
             JSONMember("assets", .array(assets)),
             JSONMember("skipped", AssetUpload.skippedJSON(packing.skipped)),
+            JSONMember("warnings", PublishLint.json(warnings)),
         ]
         var body = CompactJSON.bytes(.object(members))
         body.append(0x0A)
@@ -272,7 +290,7 @@ struct FeedRoutes: Sendable {
     }
 
     /// The group and optional `schemaVersion` filter of a read, or the 400 for either.
-    private func readTarget(_ routed: RoutedRequest) -> Result<(String, Int?), Problem> {
+    func readTarget(_ routed: RoutedRequest) -> Result<(String, Int?), Problem> {
         let group = routed.parameters[0]
         if let problem = groupProblem(group) { return .failure(problem) }
         return SchemaVersionParameter.parse(header: nil, query: routed.request.query["schemaVersion"]).map { (group, $0) }

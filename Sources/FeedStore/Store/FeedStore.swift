@@ -20,9 +20,9 @@ public final class FeedStore: Sendable {
     /// Retention and limits.
     public let configuration: FeedStoreConfiguration
     let fileSystem: any FileSystem
-    private let clock: any FeedClock
-    private let notifier: any PublishNotifier
-    private let retention = RetentionSchedule()
+    let clock: any FeedClock
+    let notifier: any PublishNotifier
+    let retention = RetentionSchedule()
 
     /// Creates a store over `root`; nothing is written until the first publish.
     public init(root: String, configuration: FeedStoreConfiguration = FeedStoreConfiguration(),
