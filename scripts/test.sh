@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: store unit tests, end-to-end tests against the real server,
 # the CLI, the SIGKILL crash loop and the full-disk test (the latter mounts a tmpfs: run as root),
-# then the HTTP contract (openapi.yaml validated, schemathesis against the live server) and the
-# preview page in headless Chromium.
+# then the HTTP contract (openapi.yaml validated, schemathesis against the live server), the
+# preview page in headless Chromium, and the container image and compose.yaml under podman
+# (scripts/container-test.sh: skipped with a message when not root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -10,3 +11,4 @@ swift build --build-tests
 swift test --skip-build "$@"
 bash scripts/contract-test.sh
 bash scripts/browser-test.sh
+bash scripts/container-test.sh

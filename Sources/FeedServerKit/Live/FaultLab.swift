@@ -1,12 +1,14 @@
 import FeedStore
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs the fault lab's slow publishes: each on its own thread, holding its group's lock and
 /// its `.tmp` folder for the seconds asked, so the request that started it is answered at once
 /// (while readers can be watched) and no HTTP worker waits out the hold.
 final class FaultLab: @unchecked Sendable {
     // Guards `stopping` and `running`; holds wait on it so a shutdown can cut them short.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var stopping = false
     private var running = 0
 
@@ -14,10 +16,8 @@ final class FaultLab: @unchecked Sendable {
     /// why it could not start); the rename and pointer switch follow after `seconds`.
     func slowPublish(store: FeedStore, _ request: FaultRequest, group: String, seconds: Int?) -> Result<FaultOutcome, FaultError> {
         let handoff = Handoff()
-        condition.lock()
-        running += 1
-        condition.unlock()
-        let thread = Thread { [self] in
+        condition.withLock { running += 1 }
+        DetachedThread.start { [self] in
             defer { finished() }
             do throws(FaultError) {
                 _ = try store.injectFault(request, group: group) { outcome in
@@ -30,64 +30,58 @@ final class FaultLab: @unchecked Sendable {
                 }
             }
         }
-        thread.start()
         return handoff.wait()
     }
 
     /// Ends every hold now (shutdown); the held publishes then complete.
     func stopHolding() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
+        condition.withLock {
+            stopping = true
+            condition.broadcast()
+        }
     }
 
     /// Waits until no slow publish is running, or `deadline` (monotonic nanoseconds) has passed.
     func waitForPublishes(until deadline: Int64) {
         while MonotonicClock.nanos() < deadline {
-            condition.lock()
-            let left = running
-            condition.unlock()
-            if left == 0 { return }
+            if condition.withLock({ running }) == 0 { return }
             usleep(5_000)
         }
     }
 
     private func hold(seconds: Int) {
-        let deadline = Date(timeIntervalSinceNow: TimeInterval(seconds))
-        condition.lock()
-        while !stopping, condition.wait(until: deadline) {}
-        condition.unlock()
+        let deadline = MonotonicClock.nanos() + Int64(seconds) * 1_000_000_000
+        condition.withLock {
+            while !stopping, condition.wait(untilNanos: deadline) {}
+        }
     }
 
     private func finished() {
-        condition.lock()
-        running -= 1
-        condition.unlock()
+        condition.withLock { running -= 1 }
     }
 
     /// One outcome passed from the publishing thread to the request waiting for it.
     private final class Handoff: @unchecked Sendable {
-        private let condition = NSCondition()
+        private let condition = ConditionLock()
         private var result: Result<FaultOutcome, FaultError>?
 
         /// Hands the result over; false when one was handed over already.
         @discardableResult
         func deliver(_ value: Result<FaultOutcome, FaultError>) -> Bool {
-            condition.lock()
-            defer { condition.unlock() }
-            guard result == nil else { return false }
-            result = value
-            condition.broadcast()
-            return true
+            condition.withLock {
+                guard result == nil else { return false }
+                result = value
+                condition.broadcast()
+                return true
+            }
         }
 
         func wait() -> Result<FaultOutcome, FaultError> {
-            condition.lock()
-            defer { condition.unlock() }
-            while true {
-                if let result { return result }
-                condition.wait()
+            condition.withLock {
+                while true {
+                    if let result { return result }
+                    condition.wait()
+                }
             }
         }
     }

@@ -1,6 +1,10 @@
 import FeedStore
-import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Everyone waiting for a feed to change: long-poll requests parked until it changes or their
 /// wait ends, and Server-Sent Event streams that get an event per change and a heartbeat.
@@ -38,9 +42,7 @@ final class Waiters: Sendable {
     init(cache: FeedResponseCache, metrics: Metrics) {
         self.cache = cache
         self.metrics = metrics
-        let watcher = Thread { [weak self] in self?.watch() }
-        watcher.name = "feed-server waiters"
-        watcher.start()
+        DetachedThread.start { [weak self] in self?.watch() }
     }
 
     /// Parks a request that holds `entityTag` for `key` until it changes or `seconds` pass.

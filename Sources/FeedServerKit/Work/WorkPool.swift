@@ -1,11 +1,9 @@
-import Foundation
-
 /// A fixed set of threads for slow handlers (publishes, DELETE, listings, history, timelines),
 /// so libmicrohttpd's threads keep answering cached reads, 304s, assets and `/healthz` while a
 /// photo publish takes a second. The queue is bounded: past it, callers answer 503.
 final class WorkPool: @unchecked Sendable {
-    // `condition` guards `jobs` and `stopping`.
-    private let condition = NSCondition()
+    // `condition` guards `jobs`, `head` and `stopping`.
+    private let condition = ConditionLock()
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
     private var stopping = false
@@ -14,36 +12,30 @@ final class WorkPool: @unchecked Sendable {
     /// Starts `threads` workers; at most `queueLimit` jobs wait.
     init(threads: Int, queueLimit: Int) {
         self.queueLimit = max(1, queueLimit)
-        for index in 0..<max(1, threads) {
-            let thread = Thread { [self] in work() }
-            thread.name = "feed-server work \(index)"
-            thread.start()
+        for _ in 0..<max(1, threads) {
+            DetachedThread.start { [self] in work() }
         }
     }
 
     /// Queues a job; false when the queue is full or the pool is stopping (the job is not run).
     func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopping, jobs.count - head < queueLimit else { return false }
-        jobs.append(job)
-        condition.signal()
-        return true
+        condition.withLock {
+            guard !stopping, jobs.count - head < queueLimit else { return false }
+            jobs.append(job)
+            condition.signal()
+            return true
+        }
     }
 
     /// Jobs waiting (not yet started).
-    var waiting: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return jobs.count - head
-    }
+    var waiting: Int { condition.withLock { jobs.count - head } }
 
     /// Lets queued jobs finish, then ends the workers; later submissions are refused.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
+        condition.withLock {
+            stopping = true
+            condition.broadcast()
+        }
     }
 
     private func work() {
@@ -51,19 +43,19 @@ final class WorkPool: @unchecked Sendable {
     }
 
     private func next() -> (@Sendable () -> Void)? {
-        condition.lock()
-        defer { condition.unlock() }
-        while head == jobs.count {
-            if stopping { return nil }
-            condition.wait()
+        condition.withLock {
+            while head == jobs.count {
+                if stopping { return nil }
+                condition.wait()
+            }
+            let job = jobs[head]
+            head += 1
+            // Compact now and then so the array does not grow without bound.
+            if head > 256, head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
         }
-        let job = jobs[head]
-        head += 1
-        // Compact now and then so the array does not grow without bound.
-        if head > 256, head * 2 > jobs.count {
-            jobs.removeFirst(head)
-            head = 0
-        }
-        return job
     }
 }
