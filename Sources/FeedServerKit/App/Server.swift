@@ -59,7 +59,7 @@ final class Server: Sendable {
         let pool = WorkPool(threads: max(2, threads), queueLimit: 1024)
         self.pool = pool
         let cache = FeedResponseCache(store: store)
-        let waiters = Waiters(cache: cache, metrics: metrics)
+        let waiters = Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
         self.waiters = waiters
         broadcaster.add { waiters.feedChanged(group: $0.group) }
         if let command = options.onPublish {
@@ -90,6 +90,10 @@ final class Server: Sendable {
         settings.maxConnections = options.maxConnections
         settings.maxBodyBytes = options.maxBodyBytes
         settings.maxPayloadBytes = options.maxPayloadBytes
+        settings.headerTimeoutSeconds = options.headerTimeoutSeconds
+        settings.minBodyBytesPerSecond = options.minBodyBytesPerSecond
+        settings.maxConnectionsPerIP = options.maxConnectionsPerIP
+        settings.maxInflightBytes = options.maxInflightBytes
         settings.uploads = uploads
         do {
             daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),

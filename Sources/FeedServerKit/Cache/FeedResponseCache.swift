@@ -56,6 +56,18 @@ final class FeedResponseCache: Sendable {
 
     private let store: FeedStore
     private let entries = Mutex<[Key: Entry]>([:])
+    /// Keys with no readable generation, so a waiter on one (an unused `schemaVersion`, a group
+    /// that does not exist) does not re-read the whole group on every check.
+    private let missing = Mutex<[Key: Miss]>([:])
+    /// A key found with no readable generation is read again at most this often, sooner when
+    /// its pointer or `generations/` changed.
+    static let missRecheckNanos: Int64 = 1_000_000_000
+
+    private struct Miss {
+        let token: ChangeToken
+        let read: FeedRead
+        let checkedAtNanos: Int64
+    }
     private let capacity: Int
 
     /// A cache over `store` holding at most `capacity` entries.
@@ -69,11 +81,20 @@ final class FeedResponseCache: Sendable {
         if let entry = entries.withLock({ $0[key] }), store.isCurrent(entry.token) {
             return .feed(entry)
         }
+        let now = MonotonicClock.nanos()
+        if let miss = missing.withLock({ $0[key] }), now - miss.checkedAtNanos < Self.missRecheckNanos, store.isCurrent(miss.token) {
+            return .noFeed(miss.read)
+        }
         let snapshot = store.snapshot(group: key.group, schemaVersion: key.schemaVersion)
         guard let generation = snapshot.read.served else {
             entries.withLock { _ = $0.removeValue(forKey: key) }
+            missing.withLock { missing in
+                if missing.count >= capacity { missing.removeAll(keepingCapacity: true) }
+                missing[key] = Miss(token: snapshot.token, read: snapshot.read, checkedAtNanos: now)
+            }
             return .noFeed(snapshot.read)
         }
+        missing.withLock { _ = $0.removeValue(forKey: key) }
         let entry = render(key, generation, snapshot)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }

@@ -53,7 +53,8 @@ struct FeedRoutes: Sendable {
             // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
             // feed changes or the wait ends; then answer as usual (200 or 304).
             if notModified, let wait, !routed.request.resumed {
-                return .suspend(waiters.park(key: key, entityTag: entry.entityTag, seconds: wait))
+                guard let suspension = waiters.park(key: key, entityTag: entry.entityTag, seconds: wait) else { return Self.tooManyWaiters.response }
+                return .suspend(suspension)
             }
             return notModified ? entry.notModified : entry.ok
         case .noFeed(let read):
@@ -183,14 +184,20 @@ struct FeedRoutes: Sendable {
         if routed.request.method == "HEAD" {
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
         }
-        let stream = waiters.subscribe(key: .init(group: group, schemaVersion: schemaVersion),
-                                       lastEventID: routed.request.headers["Last-Event-ID"])
+        guard let stream = waiters.subscribe(key: .init(group: group, schemaVersion: schemaVersion),
+                                             lastEventID: routed.request.headers["Last-Event-ID"]) else { return Self.tooManyWaiters.response }
         var response = HTTPResponse(status: 200, headers: [
             ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
         ])
         response.body = .stream(stream)
         return response
     }
+
+    /// 503 when `--max-waiters` long-polls and streams are open already.
+    static let tooManyWaiters = Problem(
+        status: 503, type: "too-many-waiters", title: "Too many waiting clients",
+        detail: "The server holds as many long-polls and event streams as it allows (--max-waiters); poll without waiting, or try again shortly.",
+        headers: [("Retry-After", "5")])
 
     // MARK: Listings
 
