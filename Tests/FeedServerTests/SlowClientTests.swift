@@ -96,3 +96,25 @@ import Glibc
         guard case .feed = cache.lookup(key) else { Issue.record("read again after a second"); return }
     }
 }
+
+/// Listing answers are cached, and never stale past a change of the folder.
+@Suite struct ListingCacheTests {
+    @Test func generationsFollowPublishesAtOnceAndInPlaceDamageWithinASecond() throws {
+        try withTestServer { server, client in
+            let first = try #require(try client.put("/feeds/g", json: "[1]").json["generationId"] as? String)
+            #expect((try client.get("/feeds/g/generations").json["served"] as? String) == first)
+            #expect((try client.get("/feeds/g/generations").json["served"] as? String) == first, "cached")
+            let second = try #require(try client.put("/feeds/g", json: "[2]").json["generationId"] as? String)
+            #expect((try client.get("/feeds/g/generations").json["served"] as? String) == second, "a publish is seen at once")
+            // The kept generation is torn in place: no folder entry changes.
+            try Data("{".utf8).write(to: URL(fileURLWithPath: "\(server.options.root)/g/generations/\(first)/feed.json"))
+            try waitUntil(seconds: 3) {
+                let generations = try client.get("/feeds/g/generations").json["generations"] as? [[String: Any]] ?? []
+                return generations.first { $0["id"] as? String == first }?["state"] as? String == "corrupt"
+            }
+            let listed = try client.get("/feeds").json["groups"] as? [[String: Any]] ?? []
+            #expect(listed.first?["generationId"] as? String == second)
+            #expect(listed.first?["schemaVersion"] as? Int == 1)
+        }
+    }
+}

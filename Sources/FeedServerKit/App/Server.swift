@@ -71,7 +71,7 @@ final class Server: Sendable {
         let faultLab = options.faultLab ? FaultLab() : nil
         self.faultLab = faultLab
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
-        let rotation = RotationRoutes(store: store, clock: SystemClock())
+        let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
         let router = Router(routes: feeds.routes + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(

@@ -28,6 +28,18 @@ final class FeedResponseCache: Sendable {
         let fingerprint: String
         /// When the served generation was written.
         let generatedAtEpochMs: Int64
+        /// The served generation's schema version.
+        let schemaVersion: Int
+        private let compactPayload: [UInt8]
+        private let parsed = Mutex<JSONValue?>(nil)
+
+        /// The payload as a JSON value, parsed once per cached generation (timelines).
+        func payload() throws(JSONParseError) -> JSONValue {
+            if let value = parsed.withLock({ $0 }) { return value }
+            let value = try JSONParser.parse(compactPayload, limits: JSONLimits(maxDepth: .max, maxBytes: .max))
+            parsed.withLock { $0 = value }
+            return value
+        }
 
         /// The `200` response (built once; sharing it copies nothing but references).
         let ok: HTTPResponse
@@ -40,6 +52,8 @@ final class FeedResponseCache: Sendable {
             generationId = generation.id
             fingerprint = generation.fingerprint
             generatedAtEpochMs = generation.generatedAtEpochMs
+            schemaVersion = generation.schemaVersion
+            compactPayload = generation.compactPayload
             self.body = body
             self.headers = headers
             self.isFallback = isFallback

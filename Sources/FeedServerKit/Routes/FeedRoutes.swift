@@ -1,3 +1,4 @@
+import Synchronization
 import FeedImaging
 import FeedStore
 
@@ -11,6 +12,8 @@ struct FeedRoutes: Sendable {
     let waiters: Waiters
     /// `--max-body-bytes`: the largest multipart publish.
     let maxBodyBytes: Int
+    /// Rendered `/generations` answers, revalidated against the group folder.
+    let listings = ListingCache()
     /// The platform-limit check every publish answer reports (`--android-screen`).
     let lint: FeedLint
 
@@ -203,10 +206,12 @@ struct FeedRoutes: Sendable {
 
     func list() -> HTTPResponse {
         let groups: [JSONValue] = store.groups().map { group in
-            let served = store.read(group: group).served
+            // Through the read cache: a listing costs one `lstat` per group while nothing changed.
+            var served: FeedResponseCache.Entry?
+            if case .feed(let entry) = cache.lookup(.init(group: group, schemaVersion: nil)) { served = entry }
             return .object([
                 JSONMember("group", .string(group)),
-                JSONMember("generationId", served.map { .string($0.id) } ?? .null),
+                JSONMember("generationId", served.map { .string($0.generationId) } ?? .null),
                 JSONMember("fingerprint", served.map { .string($0.fingerprint) } ?? .null),
                 JSONMember("generatedAtEpochMs", served.map { .number(String($0.generatedAtEpochMs)) } ?? .null),
                 JSONMember("schemaVersion", served.map { .number(String($0.schemaVersion)) } ?? .null),
@@ -222,6 +227,9 @@ struct FeedRoutes: Sendable {
         case .failure(let problem): return problem.response
         case .success(let target): (group, schemaVersion) = target
         }
+        let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
+        if let cached = listings.lookup(key, isCurrent: store.isCurrent) { return cached }
+        let token = store.folderToken(group: group)
         guard let statuses = store.generations(group: group, schemaVersion: schemaVersion) else {
             return Problem.notFound("There is no group '\(group)'.").response
         }
@@ -248,7 +256,9 @@ struct FeedRoutes: Sendable {
             JSONMember("generations", .array(entries)),
             JSONMember("faults", .array(faults.map { FaultRoutes.json($0) })),
         ]))
-        return .json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
+        let response = HTTPResponse.json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
+        listings.store(key, response, token: token)
+        return response
     }
 
     private func payloadTooLarge(_ size: Int) -> HTTPResponse {
@@ -375,5 +385,36 @@ enum SchemaVersionParameter {
             found = Int(value)
         }
         return .success(found)
+    }
+}
+
+/// Rendered `/feeds/{group}/generations` answers. Each is revalidated on use by the group's
+/// folder token (`current.json`, `generations/` and the fault record, one `lstat` each), and
+/// re-rendered at least once a second, so a generation damaged in place shows up too.
+final class ListingCache: Sendable {
+    private struct Rendered {
+        let response: HTTPResponse
+        let token: ChangeToken
+        let renderedAtNanos: Int64
+    }
+
+    private let entries = Mutex<[FeedResponseCache.Key: Rendered]>([:])
+    private let capacity = 1024
+    /// Longest time an answer is reused without re-reading the folder.
+    static let maxAgeNanos: Int64 = 1_000_000_000
+
+    /// The cached answer, when its folder has not changed and it is young enough.
+    func lookup(_ key: FeedResponseCache.Key, isCurrent: (ChangeToken) -> Bool) -> HTTPResponse? {
+        guard let rendered = entries.withLock({ $0[key] }),
+              MonotonicClock.nanos() - rendered.renderedAtNanos < Self.maxAgeNanos, isCurrent(rendered.token) else { return nil }
+        return rendered.response
+    }
+
+    /// Keeps an answer rendered from a folder whose token (taken before reading it) is `token`.
+    func store(_ key: FeedResponseCache.Key, _ response: HTTPResponse, token: ChangeToken) {
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = Rendered(response: response, token: token, renderedAtNanos: MonotonicClock.nanos())
+        }
     }
 }
