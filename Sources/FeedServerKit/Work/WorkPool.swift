@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 /// A fixed set of threads for slow handlers (publishes, DELETE, listings, history, timelines),
 /// so libmicrohttpd's threads keep answering cached reads, 304s, assets and `/healthz` while a
 /// photo publish takes a second. The queue is bounded: past it, callers answer 503.
@@ -13,7 +16,10 @@ final class WorkPool: @unchecked Sendable {
     init(threads: Int, queueLimit: Int) {
         self.queueLimit = max(1, queueLimit)
         for _ in 0..<max(1, threads) {
-            DetachedThread.start { [self] in work() }
+            DetachedThread.start { [self] in
+                lowerPriority()
+                work()
+            }
         }
     }
 
@@ -36,6 +42,15 @@ final class WorkPool: @unchecked Sendable {
             stopping = true
             condition.broadcast()
         }
+    }
+
+    /// Runs this thread (and the image threads it starts, which inherit it) at nice 19: on a
+    /// small machine a photo publish would otherwise take the cores from libmicrohttpd's threads,
+    /// and reads that are answered from memory would wait for a CPU. Linux's nice is per thread.
+    private func lowerPriority() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)  // 0: the calling thread, on Linux
+        #endif
     }
 
     private func work() {
