@@ -20,14 +20,7 @@ if [ "${#need[@]}" -gt 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractiv
 swift build -c release --product feed-server >/dev/null
 
 photos=.build/bench-photos
-if [ "$(ls "$photos"/photo-*.jpg 2>/dev/null | wc -l)" -lt "$COUNT" ]; then
-  mkdir -p "$photos"
-  /usr/bin/convert -seed 7 -size 6400x4800 plasma:fractal -quality 95 "$photos/base.jpg"
-  for i in $(seq 1 "$COUNT"); do
-    left=$(( (i * 317) % 2400 )); top=$(( (i * 211) % 1800 ))
-    vips crop "$photos/base.jpg" "$photos/photo-$i.jpg[Q=90]" "$left" "$top" 4000 3000
-  done
-fi
+bash bench/photos.sh "$COUNT"
 total_mb=$(du -cm "$photos"/photo-*.jpg | tail -1 | cut -f1)
 
 work=$(mktemp -d)
@@ -69,5 +62,13 @@ row "vipsthumbnail, 1 process" "$vt1" "$(peak_kb "$work/vt1.time")"
 row "vipsthumbnail, 2 processes (xargs -P 2)" "$vt2" "$(peak_kb "$work/vt2.time")"
 row "ImageMagick convert -thumbnail" "$(wall_s "$work/im1.time")" "$(peak_kb "$work/im1.time")"
 row "ImageMagick convert -define jpeg:size -thumbnail" "$(wall_s "$work/im2.time")" "$(peak_kb "$work/im2.time")"
+echo
+vt2_peak=$(peak_kb "$work/vt2.time"); vt1_peak=$(peak_kb "$work/vt1.time")
+python3 -c "
+ours_w, ours_p = $ours_wall, $ours_peak
+for name, w, p in (('1 process', $vt1, $vt1_peak), ('2 processes', $vt2, $vt2_peak)):
+    print(f'Against vipsthumbnail, {name}: peak RSS {ours_p / p:.2f}× (target ≤ 1.5×: {\"met\" if ours_p <= 1.5 * p else \"missed\"}), '
+          f'wall time {ours_w / w:.2f}× (target ≤ 1.15×: {\"met\" if ours_w <= 1.15 * w else \"missed\"}).')
+"
 echo
 echo "$COUNT JPEGs, 4000 × 3000, $total_mb MB in all; $(nproc) cores; $(date -u +%Y-%m-%d). Peak RSS for the tools is the largest single process."

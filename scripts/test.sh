@@ -2,8 +2,10 @@
 # Runs the whole test suite: store unit tests, end-to-end tests against the real server,
 # the CLI, the SIGKILL crash loop and the full-disk test (the latter mounts a tmpfs: run as root),
 # then the HTTP contract (openapi.yaml validated, schemathesis against the live server), the
-# preview page in headless Chromium, every fuzz target for FUZZ_SECONDS (default 30) each, and
-# the whole Swift suite again under ThreadSanitizer and AddressSanitizer (docs/testing.md).
+# preview page in headless Chromium, the container image and compose.yaml under podman
+# (scripts/container-test.sh: skipped with a message when not root), every fuzz target for
+# FUZZ_SECONDS (default 30) each, and the whole Swift suite again under ThreadSanitizer and
+# AddressSanitizer (docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -11,5 +13,6 @@ swift build --build-tests
 swift test --skip-build "$@"
 bash scripts/contract-test.sh
 bash scripts/browser-test.sh
+bash scripts/container-test.sh
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 bash scripts/sanitizers.sh

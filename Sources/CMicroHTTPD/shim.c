@@ -23,6 +23,9 @@ struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *s,
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, (intptr_t)s->listen_backlog, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, context},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_url_encoded, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->per_ip_connection_limit, NULL},
+        // Last, so a NULL callback ends the list early instead of registering nothing.
+        {s->notify_connection ? MHD_OPTION_NOTIFY_CONNECTION : MHD_OPTION_END, (intptr_t)s->notify_connection, context},
         {MHD_OPTION_END, 0, NULL},
     };
     uint16_t port = 0;
@@ -40,6 +43,16 @@ struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *s,
 uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
+}
+
+int CMicroHTTPD_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
+void *CMicroHTTPD_connection_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
 }
 
 int CMicroHTTPD_listen_fd(struct MHD_Daemon *daemon) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdio.h>
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_status = -1;
@@ -42,11 +43,7 @@ char *CVips_take_error(void) {
 
 void CVips_free_string(char *text) { free(text); }
 
-int CVips_read_header(const void *buffer, size_t length, CVips_Header *header) {
-    const char *loader = vips_foreign_find_load_buffer(buffer, length);
-    if (!loader) return -1;
-    VipsImage *image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
-    if (!image) return -1;
+static int fill_header(VipsImage *image, const char *loader, CVips_Header *header) {
     header->width = vips_image_get_width(image);
     header->height = vips_image_get_height(image);
     header->bands = vips_image_get_bands(image);
@@ -58,6 +55,22 @@ int CVips_read_header(const void *buffer, size_t length, CVips_Header *header) {
     return 0;
 }
 
+int CVips_read_header(const void *buffer, size_t length, CVips_Header *header) {
+    const char *loader = vips_foreign_find_load_buffer(buffer, length);
+    if (!loader) return -1;
+    VipsImage *image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (!image) return -1;
+    return fill_header(image, loader, header);
+}
+
+int CVips_read_header_file(const char *path, CVips_Header *header) {
+    const char *loader = vips_foreign_find_load(path);
+    if (!loader) return -1;
+    VipsImage *image = vips_image_new_from_file(path, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (!image) return -1;
+    return fill_header(image, loader, header);
+}
+
 // Replaces *image with result (dropping the old reference); returns 0 when result is non-NULL.
 static int replace(VipsImage **image, VipsImage *result, int status) {
     if (status != 0 || !result) return -1;
@@ -66,20 +79,8 @@ static int replace(VipsImage **image, VipsImage *result, int status) {
     return 0;
 }
 
-CVips_Image *CVips_thumbnail(const void *buffer, size_t length, int max_dimension) {
-    VipsImage *image = NULL;
-    // Same box for width and height: the long side ends at max_dimension, aspect kept.
-    // The EXIF orientation is applied (libvips' default), shrink-on-load is automatic.
-    // fail_on=truncated: a cut-off upload is an error, not an image padded with grey.
-    // export_profile=srgb turns colour management on: an embedded ICC profile (Display P3 from
-    // an iPhone, Adobe RGB from a camera) is honoured, and images without one are taken as sRGB
-    // (CMYK ones with libvips' built-in CMYK profile). Without it libvips ignores the profile
-    // and the numbers are read as if they were sRGB.
-    if (vips_thumbnail_buffer((void *)buffer, length, &image, max_dimension,
-                              "height", max_dimension, "size", VIPS_SIZE_DOWN, "export_profile", "srgb",
-                              "option_string", "fail_on=truncated", NULL) != 0) {
-        return NULL;
-    }
+// The thumbnail as 8-bit sRGB in memory (takes the thumbnail's reference); NULL on error.
+static CVips_Image *finish_thumbnail(VipsImage *image) {
     // Each call runs before `replace` reads `next`: C leaves the order in which function
     // arguments are evaluated unspecified, so the call must not sit in the same argument list.
     VipsImage *next = NULL;
@@ -103,6 +104,36 @@ CVips_Image *CVips_thumbnail(const void *buffer, size_t length, int max_dimensio
 fail:
     g_object_unref(image);
     return NULL;
+}
+
+// Same box for width and height: the long side ends at max_dimension, aspect kept. The EXIF
+// orientation is applied (libvips' default), shrink-on-load is automatic. fail_on=truncated: a
+// cut-off upload is an error, not an image padded with grey. export_profile=srgb turns colour
+// management on: an embedded ICC profile (Display P3 from an iPhone, Adobe RGB from a camera) is
+// honoured, and images without one are taken as sRGB (CMYK ones with libvips' built-in CMYK
+// profile). Without it libvips ignores the profile and reads the numbers as if they were sRGB.
+CVips_Image *CVips_thumbnail(const void *buffer, size_t length, int max_dimension) {
+    VipsImage *image = NULL;
+    if (vips_thumbnail_buffer((void *)buffer, length, &image, max_dimension,
+                              "height", max_dimension, "size", VIPS_SIZE_DOWN, "export_profile", "srgb",
+                              "option_string", "fail_on=truncated", NULL) != 0) {
+        return NULL;
+    }
+    return finish_thumbnail(image);
+}
+
+CVips_Image *CVips_thumbnail_file(const char *path, int max_dimension) {
+    // Load options ride in the file name, as libvips parses it.
+    size_t length = strlen(path) + sizeof("[fail_on=truncated]");
+    char *named = malloc(length);
+    if (!named) return NULL;
+    snprintf(named, length, "%s[fail_on=truncated]", path);
+    VipsImage *image = NULL;
+    int status = vips_thumbnail(named, &image, max_dimension, "height", max_dimension, "size", VIPS_SIZE_DOWN,
+                                "export_profile", "srgb", NULL);
+    free(named);
+    if (status != 0) return NULL;
+    return finish_thumbnail(image);
 }
 
 int CVips_image_width(const CVips_Image *image) { return vips_image_get_width((VipsImage *)image); }

@@ -72,9 +72,17 @@ public enum Vips {
     }
 
     /// Reads the header of an encoded image (`CVips_read_header`); nil when libvips cannot.
-    public static func header(of bytes: [UInt8]) -> Header? {
+    public static func header(of bytes: [UInt8]) -> Header? { header(of: .bytes(bytes)) }
+
+    /// Reads the header of an upload in memory or on disk; nil when libvips cannot.
+    public static func header(of source: AssetSource) -> Header? {
         var raw = CVips_Header()
-        let status = VipsErrorIsolation.runQuietly { bytes.withUnsafeBytes { CVips_read_header($0.baseAddress, $0.count, &raw) } }
+        let status = VipsErrorIsolation.runQuietly {
+            switch source {
+            case .bytes(let bytes): return bytes.withUnsafeBytes { CVips_read_header($0.baseAddress, $0.count, &raw) }
+            case .file(let file): return CVips_read_header_file(file.path, &raw)
+            }
+        }
         guard status == 0, let loader = raw.loader else { return nil }
         return Header(width: Int(raw.width), height: Int(raw.height), bands: Int(raw.bands), orientation: Int(raw.orientation),
                       hasEXIF: raw.has_exif != 0, isCMYK: raw.is_cmyk != 0, loader: String(cString: loader))

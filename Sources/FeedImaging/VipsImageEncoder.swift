@@ -19,7 +19,7 @@ public final class VipsImageEncoder: ImageEncoding {
         cache = EncodeCache(capacityBytes: cacheBytes)
     }
 
-    public func renderer(for source: [UInt8], format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering {
+    public func renderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering {
         guard let header = Vips.header(of: source) else {
             throw AssetEncodingError("cannot be decoded: not a JPEG or PNG image, or its header is damaged")
         }
@@ -30,13 +30,13 @@ public final class VipsImageEncoder: ImageEncoding {
         guard pixels <= maxPixels else {
             throw AssetEncodingError("\(header.width) × \(header.height) = \(pixels) pixels exceeds the limit of \(maxPixels) (--max-image-pixels)")
         }
-        return VipsRenderer(source: source, format: format, sourceHash: SHA256Hash.hex(source), cache: cache)
+        return VipsRenderer(source: source, format: format, sourceHash: source.sha256, cache: cache)
     }
 
     /// libvips loader class names (or nicknames) accepted: JPEG and PNG only.
     static let allowedLoaders = ["VipsForeignLoadJpeg", "VipsForeignLoadPng", "jpegload", "pngload"]
 
-    public func dimensions(of source: [UInt8]) -> (width: Int, height: Int)? {
+    public func dimensions(of source: AssetSource) -> (width: Int, height: Int)? {
         Vips.header(of: source).map { ($0.width, $0.height) }
     }
 
@@ -48,13 +48,13 @@ public final class VipsImageEncoder: ImageEncoding {
 
 /// Renders one source at the sizes and qualities the budget asks for, decoding it once per size.
 final class VipsRenderer: ImageRendering {
-    private let source: [UInt8]
+    private let source: AssetSource
     private let format: ImageFormat
     private let sourceHash: String
     private let cache: EncodeCache
     private var thumbnails: [Int: VipsImage] = [:]
 
-    init(source: [UInt8], format: ImageFormat, sourceHash: String, cache: EncodeCache) {
+    init(source: AssetSource, format: ImageFormat, sourceHash: String, cache: EncodeCache) {
         self.source = source
         self.format = format
         self.sourceHash = sourceHash
@@ -73,7 +73,12 @@ final class VipsRenderer: ImageRendering {
 
     private func thumbnail(_ maxDimension: Int) throws(AssetEncodingError) -> VipsImage {
         if let existing = thumbnails[maxDimension] { return existing }
-        let image = try VipsImage("decoding") { source.withUnsafeBytes { CVips_thumbnail($0.baseAddress, $0.count, Int32(maxDimension)) } }
+        let image = try VipsImage("decoding") { [source] in
+            switch source {
+            case .bytes(let bytes): return bytes.withUnsafeBytes { CVips_thumbnail($0.baseAddress, $0.count, Int32(maxDimension)) }
+            case .file(let file): return CVips_thumbnail_file(file.path, Int32(maxDimension))
+            }
+        }
         thumbnails[maxDimension] = image
         return image
     }

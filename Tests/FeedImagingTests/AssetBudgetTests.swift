@@ -20,13 +20,13 @@ import Testing
             }
         }
 
-        func renderer(for source: [UInt8], format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering {
-            guard source.count == MemoryLayout<Int>.size else { throw AssetEncodingError("cannot be decoded: broken") }
-            let size = source.withUnsafeBytes { $0.load(as: Int.self) }
+        func renderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering {
+            guard case .bytes(let bytes) = source, bytes.count == MemoryLayout<Int>.size else { throw AssetEncodingError("cannot be decoded: broken") }
+            let size = bytes.withUnsafeBytes { $0.load(as: Int.self) }
             return Renderer(size: size, tag: "\(size)", owner: self)
         }
 
-        func dimensions(of source: [UInt8]) -> (width: Int, height: Int)? { nil }
+        func dimensions(of source: AssetSource) -> (width: Int, height: Int)? { nil }
     }
 
     private func source(encodingTo bytes: Int) -> [UInt8] {

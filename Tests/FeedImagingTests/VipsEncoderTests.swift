@@ -96,12 +96,12 @@ import Glibc
 
     @Test func encodingIsDeterministicAndCached() throws {
         let photo = try TestImages.jpeg(width: 3000, height: 2000)
-        let first = try VipsImageEncoder().renderer(for: photo, format: .jpeg).render(maxDimension: 512, quality: 80)
+        let first = try VipsImageEncoder().renderer(for: .bytes(photo), format: .jpeg).render(maxDimension: 512, quality: 80)
         let fresh = try VipsImageEncoder()
-        let second = try fresh.renderer(for: photo, format: .jpeg).render(maxDimension: 512, quality: 80)
+        let second = try fresh.renderer(for: .bytes(photo), format: .jpeg).render(maxDimension: 512, quality: 80)
         #expect(first == second, "same source and settings, same bytes, across encoders")
         let encodes = fresh.encodes
-        let third = try fresh.renderer(for: photo, format: .jpeg).render(maxDimension: 512, quality: 80)
+        let third = try fresh.renderer(for: .bytes(photo), format: .jpeg).render(maxDimension: 512, quality: 80)
         #expect(third == first)
         #expect(fresh.cacheHits == 1)
         #expect(fresh.encodes == encodes, "a re-publish does not re-encode")

@@ -90,6 +90,28 @@ import Testing
             }
         }
     }
+
+    @Test func theHookStartsWithNoSignalBlockedOrIgnoredAndItsOutputAndFailureAreLogged() throws {
+        // The real binary: it blocks its stop signals and ignores SIGPIPE, and a hook must get
+        // neither (a shell script that cannot be stopped, or a pipeline that never sees SIGPIPE).
+        let scratch = ScratchDirectory()
+        // Shell built-ins only: a forking shell blocks every signal for a moment around fork,
+        // so another process reading its status could see that instead.
+        let command = #"while read -r line; do case $line in SigBlk*|SigIgn*) echo "$line";; esac; done < /proc/$$/status; exit 3"#
+        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path, "--access-log", "off", "--on-publish", command])
+        let client = HTTPTestClient(port: try child.waitForPort())
+        let id = try #require(try client.put("/feeds/g", json: "[1]").json["generationId"] as? String)
+        let prefix = "on-publish g/\(id): "
+        try waitUntil { child.output.contains(prefix + "failed with exit status 3") }
+        for field in ["SigBlk", "SigIgn"] {
+            let line = try #require(child.output.split(separator: "\n").first { $0.hasPrefix(prefix + field + ":\t") })
+            let mask = try #require(UInt64(line.split(separator: "\t").last ?? "", radix: 16))
+            // Signals 1 to 31; 32 and 33 belong to glibc itself and stay as they are.
+            #expect(mask & 0x7fff_ffff == 0, "\(line)")
+        }
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+    }
 }
 
 /// Threads of this process (the server runs in it): the entries of /proc/self/task.

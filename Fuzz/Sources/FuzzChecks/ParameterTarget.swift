@@ -33,6 +33,9 @@ enum ParameterTarget {
         return store
     }()
 
+    /// The read cache the timeline handler reads the store through.
+    static let cache = FeedResponseCache(store: store)
+
     static func check(_ input: [UInt8]) throws(PropertyViolation) {
         let text = String(decoding: input.filter { $0 != 0 }, as: UTF8.self)
         let (queryLine, headerLines) = text.firstIndex(of: "\n").map { (String(text[..<$0]), String(text[text.index(after: $0)...])) } ?? (text, "")
@@ -44,7 +47,7 @@ enum ParameterTarget {
         try checkRequestID(headers["X-Request-Id"])
         let request = HTTPRequest(method: "GET", rawPath: "/rotation", query: query, headers: headers, body: [], parts: nil, id: "fuzz")
         try checkMediaType(request)
-        let routes = RotationRoutes(store: store, clock: FixedClock(epochMs: now))
+        let routes = RotationRoutes(store: store, cache: cache, clock: FixedClock(epochMs: now))
         try checkRotation(routes.rotation(RoutedRequest(request: request, parameters: [])), query: query)
         try checkTimeline(routes.timeline(RoutedRequest(request: request, parameters: ["g"])), query: query)
     }

@@ -16,6 +16,8 @@ typedef struct {
     unsigned int connection_limit; ///< Most connections open at once.
     size_t connection_memory_limit; ///< Per-connection buffer for headers (431 beyond).
     unsigned int listen_backlog;   ///< listen(2) backlog.
+    unsigned int per_ip_connection_limit; ///< Most connections from one IP address (0: no limit).
+    MHD_NotifyConnectionCallback notify_connection; ///< Called when a connection opens and closes (may be NULL).
 } CMicroHTTPD_Settings;
 
 /// Starts a daemon with the given access handler and completion callback.
@@ -33,6 +35,17 @@ struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *settings
 ///
 /// Exists because MHD_get_daemon_info is variadic.
 uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon);
+
+/// The socket of a connection, so a watchdog can shut it down (`shutdown(2)`) when its client
+/// is too slow: libmicrohttpd then sees the socket fail and closes the connection itself.
+///
+/// Exists because MHD_get_connection_info is variadic.
+int CMicroHTTPD_connection_fd(struct MHD_Connection *connection);
+
+/// The per-connection slot set by the notify-connection callback (`socket_context`).
+///
+/// Exists because MHD_get_connection_info is variadic.
+void *CMicroHTTPD_connection_context(struct MHD_Connection *connection);
 
 /// The listening socket, so the owner can stop accepting before a graceful shutdown.
 ///

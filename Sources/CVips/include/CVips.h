@@ -38,6 +38,13 @@ void CVips_free_string(char *text);
 /// Exists because `vips_image_new_from_buffer` is variadic.
 int CVips_read_header(const void *buffer, size_t length, CVips_Header *header);
 
+/// `CVips_read_header` for a file (`vips_image_new_from_file`, lazy: no pixels decoded).
+int CVips_read_header_file(const char *path, CVips_Header *header);
+
+/// `CVips_thumbnail` for a file (`vips_thumbnail`): shrink-on-load reads from disk, so a large
+/// upload is never held in memory whole.
+CVips_Image *CVips_thumbnail_file(const char *path, int max_dimension);
+
 /// Decodes with shrink-on-load and resizes so the long side is at most `max_dimension`
 /// (`vips_thumbnail_buffer`, never upsizing), applies the EXIF orientation, converts to sRGB
 /// (keeping alpha), and copies the result to memory so it can be saved more than once.

@@ -17,6 +17,7 @@ final class Server: Sendable {
     let metrics: Metrics
     private let waiters: Waiters
     private let pool: WorkPool
+    private let faultLab: FaultLab?
     private let daemon: HTTPDaemon
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
@@ -36,6 +37,13 @@ final class Server: Sendable {
             throw StartError(description: "root folder '\(options.root)' cannot be created or written: \(error)")
         }
         store.sweepLeftovers()
+        // Asset parts of multipart publishes are streamed here, not held in memory.
+        let uploads = UploadArea(root: options.root)
+        do {
+            try uploads.prepare()
+        } catch {
+            throw StartError(description: "upload folder '\(uploads.path)' cannot be prepared: \(error)")
+        }
         self.store = store
         let encoder: VipsImageEncoder
         do {
@@ -51,7 +59,7 @@ final class Server: Sendable {
         let pool = WorkPool(threads: max(2, threads), queueLimit: 1024)
         self.pool = pool
         let cache = FeedResponseCache(store: store)
-        let waiters = Waiters(cache: cache, metrics: metrics)
+        let waiters = Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
         self.waiters = waiters
         // Weak: the store holds the broadcaster and the waiters hold the store (through the
         // cache), so a strong capture would keep every part of a stopped server alive.
@@ -61,13 +69,17 @@ final class Server: Sendable {
             broadcaster.add { hook.run(for: $0) }
         }
         let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
-                               maxBodyBytes: options.maxBodyBytes)
-        let rotation = RotationRoutes(store: store, clock: SystemClock())
-        let router = Router(routes: feeds.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
+                               maxBodyBytes: options.maxBodyBytes, lint: FeedLint(androidScreen: options.androidScreen))
+        let faultLab = options.faultLab ? FaultLab() : nil
+        self.faultLab = faultLab
+        let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
+        let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
+        let router = Router(routes: feeds.routes + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(
             router: router,
-            authorization: Authorization(writeToken: options.token, readToken: options.readToken),
+            authorization: Authorization(writeToken: options.token, readToken: options.readToken,
+                                         alsoOpen: options.faultLab ? [] : [FaultRoutes.template]),
             cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
             metrics: metrics,
             pool: pool)
@@ -79,6 +91,12 @@ final class Server: Sendable {
         settings.connectionTimeoutSeconds = options.connectionTimeoutSeconds
         settings.maxConnections = options.maxConnections
         settings.maxBodyBytes = options.maxBodyBytes
+        settings.maxPayloadBytes = options.maxPayloadBytes
+        settings.headerTimeoutSeconds = options.headerTimeoutSeconds
+        settings.minBodyBytesPerSecond = options.minBodyBytesPerSecond
+        settings.maxConnectionsPerIP = options.maxConnectionsPerIP
+        settings.maxInflightBytes = options.maxInflightBytes
+        settings.uploads = uploads
         do {
             daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),
                                     admitBody: { pipeline.admitBody($0, declaredLength: $1) }) { pipeline.respond(to: $0) }
@@ -102,6 +120,7 @@ final class Server: Sendable {
         guard !shutDown.exchange(true, ordering: .relaxed) else { return }
         daemon.stopAccepting()
         waiters.stop()
+        faultLab?.stopHolding()
         daemon.wakeAllSuspended()
         let deadline = MonotonicClock.nanos() + Int64(timeoutSeconds) * 1_000_000_000
         while daemon.requestsInFlight > 0, MonotonicClock.nanos() < deadline {
@@ -110,6 +129,7 @@ final class Server: Sendable {
             daemon.wakeAllSuspended()
             usleep(10_000)
         }
+        faultLab?.waitForPublishes(until: deadline)
         pool.stop()
         daemon.wakeAllSuspended()
         daemon.abandonDeferred()

@@ -46,6 +46,9 @@ public enum ServerCommand {
         if options.token == nil, !isLoopback(options.host) {
             AccessLog.message("feed-server: WARNING: listening on \(options.host) without --token: anyone who can reach this port can publish and delete feeds")
         }
+        if options.faultLab {
+            AccessLog.message("feed-server: fault lab on: POST /feeds/{group}/faults breaks feeds on purpose; keep it to test setups")
+        }
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
         AccessLog.message("feed-server: received \(received == SIGINT ? "SIGINT" : "SIGTERM"), finishing requests in flight")

@@ -1,3 +1,5 @@
+import FeedStore
+
 /// Everything the command line and environment configure.
 struct ServerOptions: Sendable, Equatable {
     var host = "127.0.0.1"
@@ -12,12 +14,19 @@ struct ServerOptions: Sendable, Equatable {
     var maxImagePixels = 40_000_000
     var connectionTimeoutSeconds = 30
     var maxConnections = 1024
+    var headerTimeoutSeconds = 10
+    var minBodyBytesPerSecond = 1024
+    var maxConnectionsPerIP = 0
+    var maxWaiters = 512
+    var maxInflightBytes = 1 << 30
     var accessLog = true
     var shutdownTimeoutSeconds = 10
     var token: String?
     var readToken: String?
     var corsOrigin: String?
     var onPublish: String?
+    var androidScreen = PlatformLimits.defaultAndroidScreen
+    var faultLab = false
 
     static let version = "0.1.0"
 
@@ -39,6 +48,8 @@ struct ServerOptions: Sendable, Equatable {
         let environment: String
         let placeholder: String
         let help: String
+        /// A switch (`--fault-lab`) means "on" without a value; `--fault-lab=off` still works.
+        var isSwitch = false
         let apply: @Sendable (inout ServerOptions, String) throws -> Void
     }
 
@@ -65,6 +76,16 @@ struct ServerOptions: Sendable, Equatable {
                help: "refuse images with more pixels, from their header (default 40000000)") { $0.maxImagePixels = try integer($1, "--max-image-pixels", 1...(1 << 40)) },
         Option(flag: "--connection-timeout", environment: "FEED_SERVER_CONNECTION_TIMEOUT", placeholder: "S",
                help: "close connections idle for S seconds (default 30)") { $0.connectionTimeoutSeconds = try integer($1, "--connection-timeout", 1...86_400) },
+        Option(flag: "--header-timeout", environment: "FEED_SERVER_HEADER_TIMEOUT", placeholder: "S",
+               help: "close a connection whose request head has not arrived S s after it opened or after its last answer; 0 turns this and --min-body-rate off (default 10)") { $0.headerTimeoutSeconds = try integer($1, "--header-timeout", 0...3600) },
+        Option(flag: "--min-body-rate", environment: "FEED_SERVER_MIN_BODY_RATE", placeholder: "BYTES",
+               help: "after its first --header-timeout seconds, a request body must arrive at BYTES per second or more; 0 for no minimum (default 1024)") { $0.minBodyBytesPerSecond = try integer($1, "--min-body-rate", 0...(1 << 30)) },
+        Option(flag: "--max-connections-per-ip", environment: "FEED_SERVER_MAX_CONNECTIONS_PER_IP", placeholder: "N",
+               help: "most connections from one IP address; 0 for no limit (default 0: every local client is 127.0.0.1)") { $0.maxConnectionsPerIP = try integer($1, "--max-connections-per-ip", 0...100_000) },
+        Option(flag: "--max-waiters", environment: "FEED_SERVER_MAX_WAITERS", placeholder: "N",
+               help: "most parked long-polls and event streams together; more get 503 (default 512)") { $0.maxWaiters = try integer($1, "--max-waiters", 1...100_000) },
+        Option(flag: "--max-inflight-bytes", environment: "FEED_SERVER_MAX_INFLIGHT_BYTES", placeholder: "N",
+               help: "most request-body bytes of all uploads in progress together; more get 503 with Retry-After (default 1073741824)") { $0.maxInflightBytes = try integer($1, "--max-inflight-bytes", 1...(1 << 42)) },
         Option(flag: "--max-connections", environment: "FEED_SERVER_MAX_CONNECTIONS", placeholder: "N",
                help: "most concurrent connections (default 1024)") { $0.maxConnections = try integer($1, "--max-connections", 1...100_000) },
         Option(flag: "--access-log", environment: "FEED_SERVER_ACCESS_LOG", placeholder: "on|off",
@@ -76,7 +97,17 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGIN",
                help: "allow a page from ORIGIN (or *) to call the API (default: off)") { $0.corsOrigin = try nonEmpty($1, "--cors-origin") },
         Option(flag: "--on-publish", environment: "FEED_SERVER_ON_PUBLISH", placeholder: "COMMAND",
-               help: "run COMMAND with /bin/sh after each publish that changed a feed (FEED_GROUP, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR)") { $0.onPublish = try nonEmpty($1, "--on-publish") },
+               help: "run COMMAND with /bin/sh after each publish that changed a feed (FEED_GROUP, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR; FEED_FAULT after a fault-lab injection)") { $0.onPublish = try nonEmpty($1, "--on-publish") },
+        Option(flag: "--android-screen", environment: "FEED_SERVER_ANDROID_SCREEN", placeholder: "WxH",
+               help: "Android screen in pixels whose bitmap budget (W × H × 4 × 1.5) publishes are checked against (default 1080x2400)") {
+            guard let screen = ScreenSize(parsing: $1) else {
+                throw UsageError(description: "--android-screen must be WIDTHxHEIGHT in pixels, each 1 to 100000 (got '\($1)')")
+            }
+            $0.androidScreen = screen
+        },
+        Option(flag: "--fault-lab", environment: "FEED_SERVER_FAULT_LAB", placeholder: "",
+               help: "enable POST /feeds/{group}/faults, which writes broken states on purpose to test widget fallback (default off)",
+               isSwitch: true) { $0.faultLab = try boolean($1, "--fault-lab") },
         Option(flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
                help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)") { $0.shutdownTimeoutSeconds = try integer($1, "--shutdown-timeout", 0...3600) },
     ]
@@ -102,6 +133,8 @@ struct ServerOptions: Sendable, Equatable {
             let value: String
             if let inlineValue {
                 value = inlineValue
+            } else if option.isSwitch {
+                value = "on"
             } else {
                 index += 1
                 guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }

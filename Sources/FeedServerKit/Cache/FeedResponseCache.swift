@@ -27,6 +27,18 @@ final class FeedResponseCache: Sendable {
         let fingerprint: String
         /// When the served generation was written.
         let generatedAtEpochMs: Int64
+        /// The served generation's schema version.
+        let schemaVersion: Int
+        private let compactPayload: [UInt8]
+        private let parsed = Lock<JSONValue?>(nil)
+
+        /// The payload as a JSON value, parsed once per cached generation (timelines).
+        func payload() throws(JSONParseError) -> JSONValue {
+            if let value = parsed.withLock({ $0 }) { return value }
+            let value = try JSONParser.parse(compactPayload, limits: JSONLimits(maxDepth: .max, maxBytes: .max))
+            parsed.withLock { $0 = value }
+            return value
+        }
 
         /// The `200` response (built once; sharing it copies nothing but references).
         let ok: HTTPResponse
@@ -39,6 +51,8 @@ final class FeedResponseCache: Sendable {
             generationId = generation.id
             fingerprint = generation.fingerprint
             generatedAtEpochMs = generation.generatedAtEpochMs
+            schemaVersion = generation.schemaVersion
+            compactPayload = generation.compactPayload
             self.body = body
             self.headers = headers
             self.isFallback = isFallback
@@ -55,6 +69,18 @@ final class FeedResponseCache: Sendable {
 
     private let store: FeedStore
     private let entries = Lock<[Key: Entry]>([:])
+    /// Keys with no readable generation, so a waiter on one (an unused `schemaVersion`, a group
+    /// that does not exist) does not re-read the whole group on every check.
+    private let missing = Lock<[Key: Miss]>([:])
+    /// A key found with no readable generation is read again at most this often, sooner when
+    /// its pointer or `generations/` changed.
+    static let missRecheckNanos: Int64 = 1_000_000_000
+
+    private struct Miss {
+        let token: ChangeToken
+        let read: FeedRead
+        let checkedAtNanos: Int64
+    }
     private let capacity: Int
 
     /// A cache over `store` holding at most `capacity` entries.
@@ -68,11 +94,20 @@ final class FeedResponseCache: Sendable {
         if let entry = entries.withLock({ $0[key] }), store.isCurrent(entry.token) {
             return .feed(entry)
         }
+        let now = MonotonicClock.nanos()
+        if let miss = missing.withLock({ $0[key] }), now - miss.checkedAtNanos < Self.missRecheckNanos, store.isCurrent(miss.token) {
+            return .noFeed(miss.read)
+        }
         let snapshot = store.snapshot(group: key.group, schemaVersion: key.schemaVersion)
         guard let generation = snapshot.read.served else {
             entries.withLock { _ = $0.removeValue(forKey: key) }
+            missing.withLock { missing in
+                if missing.count >= capacity { missing.removeAll(keepingCapacity: true) }
+                missing[key] = Miss(token: snapshot.token, read: snapshot.read, checkedAtNanos: now)
+            }
             return .noFeed(snapshot.read)
         }
+        missing.withLock { _ = $0.removeValue(forKey: key) }
         let entry = render(key, generation, snapshot)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }

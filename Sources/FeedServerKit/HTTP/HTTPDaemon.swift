@@ -1,5 +1,6 @@
 import FeedStore
 import CMicroHTTPD
+import FeedStore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -29,6 +30,19 @@ struct DaemonSettings: Sendable {
     var maxBodyBytes: Int = 64 << 20
     /// Most parts in a multipart body.
     var maxParts: Int = 128
+    /// Largest multipart part kept in memory (the payload).
+    var maxPayloadBytes: Int = 16 << 20
+    /// Where multipart asset parts are streamed to files (nil: kept in memory).
+    var uploads: UploadArea?
+    /// A request head must arrive within this many seconds of the connection's start or its
+    /// previous answer (0: no deadline).
+    var headerTimeoutSeconds: Int = 10
+    /// After its first `headerTimeoutSeconds`, a body must arrive at least this fast (0: no minimum).
+    var minBodyBytesPerSecond: Int = 1024
+    /// Most connections from one IP address (0: no limit).
+    var maxConnectionsPerIP: Int = 0
+    /// Most body bytes (declared or received) of all requests in progress together; beyond, 503.
+    var maxInflightBytes: Int = 1 << 30
 }
 
 /// Owns the libmicrohttpd daemon (`MHD_start_daemon` … `MHD_stop_daemon`) and its C callbacks.
@@ -52,8 +66,7 @@ final class HTTPDaemon: @unchecked Sendable {
     init(settings: DaemonSettings, log: AccessLog,
          admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission = { _, _ in .accept(limit: nil) },
          handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
-        let context = DaemonContext(handler: handler, admitBody: admitBody, maxBodyBytes: settings.maxBodyBytes,
-                                    maxParts: settings.maxParts, log: log)
+        let context = DaemonContext(handler: handler, admitBody: admitBody, settings: settings, log: log)
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
@@ -65,7 +78,9 @@ final class HTTPDaemon: @unchecked Sendable {
                 connection_timeout_seconds: UInt32(max(1, settings.connectionTimeoutSeconds)),
                 connection_limit: UInt32(max(1, settings.maxConnections)),
                 connection_memory_limit: settings.connectionMemoryBytes,
-                listen_backlog: 1024)
+                listen_backlog: 1024,
+                per_ip_connection_limit: UInt32(clamping: max(0, settings.maxConnectionsPerIP)),
+                notify_connection: context.watchdog == nil ? nil : connectionNotified)
             return CMicroHTTPD_start_daemon(&options, accessHandler, requestCompleted, Unmanaged.passUnretained(context).toOpaque())
         }
         guard let started else {
@@ -73,6 +88,7 @@ final class HTTPDaemon: @unchecked Sendable {
         }
         self.daemon = started
         self.context = context
+        context.watchdog?.start()
         self.port = CMicroHTTPD_bound_port(started)
     }
 
@@ -109,6 +125,7 @@ final class HTTPDaemon: @unchecked Sendable {
             return value
         }
         guard !alreadyStopped else { return }
+        context.watchdog?.stop()
         MHD_stop_daemon(daemon)
         if let fd = quiescedListenSocket.withLock({ $0 }) { close(fd) }
     }
@@ -126,19 +143,34 @@ final class DaemonContext: Sendable {
     let admitBody: @Sendable (HTTPRequest, Int?) -> BodyAdmission
     let maxBodyBytes: Int
     let maxParts: Int
+    /// Largest multipart part kept in memory (the payload).
+    let maxPayloadBytes: Int
+    /// Where multipart asset parts are streamed (nil: kept in memory).
+    let uploads: UploadArea?
     let log: AccessLog
     let inFlight = Atomic<Int>(0)
+    /// Slow-client deadlines (nil when both are off).
+    let watchdog: ConnectionWatchdog?
+    /// Body bytes of requests in progress, against `maxInflightBytes`.
+    let inflightBytes = Atomic<Int>(0)
+    let maxInflightBytes: Int
     /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
     let suspended = Lock<[ObjectIdentifier: Suspension]>([:])
     /// Requests whose answer is computed on the work pool, so a shutdown can answer them.
     let deferred = Lock<[ObjectIdentifier: DeferredResponse]>([:])
 
     init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission,
-         maxBodyBytes: Int, maxParts: Int, log: AccessLog) {
+         settings: DaemonSettings, log: AccessLog) {
         self.handler = handler
         self.admitBody = admitBody
-        self.maxBodyBytes = maxBodyBytes
-        self.maxParts = maxParts
+        maxBodyBytes = settings.maxBodyBytes
+        maxParts = settings.maxParts
+        maxPayloadBytes = settings.maxPayloadBytes
+        uploads = settings.uploads
+        maxInflightBytes = settings.maxInflightBytes
+        watchdog = settings.headerTimeoutSeconds > 0
+            ? ConnectionWatchdog(headerTimeoutSeconds: settings.headerTimeoutSeconds, minBodyBytesPerSecond: settings.minBodyBytesPerSecond)
+            : nil
         self.log = log
     }
 }
@@ -150,6 +182,10 @@ final class PendingRequest: @unchecked Sendable {
     var bodyBytes = 0
     /// The most body bytes this request may send (the route's limit, or the daemon's).
     var bodyLimit = Int.max
+    /// The connection's watchdog entry (nil without deadlines).
+    var connection: ConnectionWatchdog.Connection?
+    /// Body bytes counted against the daemon's in-flight limit, given back when the request ends.
+    var inflightBytes = 0
     /// An answer decided before the body ended (413 so far): the body bytes that still arrive
     /// are read and dropped, within `BodyDrain`'s bounds, and this is queued when it ends.
     var earlyAnswer: HTTPResponse?
@@ -184,7 +220,13 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         slot.pointee = Unmanaged.passRetained(pending).toOpaque()
         context.inFlight.add(1, ordering: .relaxed)
         let length = declaredContentLength(connection)
-        if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length) {
+        pending.connection = CMicroHTTPD_connection_context(connection).map {
+            Unmanaged<ConnectionWatchdog.Connection>.fromOpaque($0).takeUnretainedValue()
+        }
+        let now = MonotonicClock.nanos()
+        pending.connection?.phase.withLock { $0 = hasBody(connection, length) ? .receivingBody(sinceNanos: now, bytes: 0) : .answering }
+        if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
+            ?? reserveInflight(context, pending, declaredLength: length) {
             // A client waiting for `100 Continue` has sent no body yet: answering now makes
             // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
             // So does a body too large to drain. Any other client is sending its body before it
@@ -196,12 +238,18 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             return mhdYes
         }
         if isMultipart(connection) {
-            pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts)
+            pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts,
+                                                   maxMemoryPartBytes: context.maxPayloadBytes, makeFolder: context.uploads.map { area in { try area.makeFolder() } })
         }
         return mhdYes
     }
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
     let size = uploadSize.pointee
+    if size > 0 {
+        pending.connection?.phase.withLock { phase in
+            if case .receivingBody(let since, let bytes) = phase { phase = .receivingBody(sinceNanos: since, bytes: bytes.addingSaturating(size)) }
+        }
+    }
     if size > 0, let answer = pending.earlyAnswer {
         uploadSize.pointee = 0
         pending.drainedBytes = pending.drainedBytes.addingSaturating(size)
@@ -213,7 +261,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     if size > 0 {
         pending.bodyBytes = pending.bodyBytes.addingSaturating(size)
-        if pending.bodyBytes > min(pending.bodyLimit, context.maxBodyBytes) {
+        if pending.bodyBytes > pending.inflightBytes, let busy = reserveInflight(context, pending, declaredLength: pending.bodyBytes) {
+            // A chunked body took the server past its in-flight limit.
+            pending.earlyAnswer = busy
+            pending.body = []
+            pending.multipart = nil
+        } else if pending.bodyBytes > min(pending.bodyLimit, context.maxBodyBytes) {
             pending.earlyAnswer = tooLarge(min(pending.bodyLimit, context.maxBodyBytes))
             pending.body = []
             pending.multipart = nil
@@ -227,6 +280,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         uploadSize.pointee = 0
         return mhdYes
     }
+    pending.connection?.phase.withLock { $0 = .answering }
     if let answer = pending.earlyAnswer {
         return respond(connection, context, pending, method: method, url: url, answer)
     }
@@ -245,6 +299,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return respond(connection, context, pending, method: method, url: url, context.handler(request))
     }
     var parts: [MultipartPart]?
+    let uploads = pending.multipart?.folder
     if let multipart = pending.multipart {
         switch multipart.finish() {
         case .failure(let problem): return respond(connection, context, pending, method: method, url: url, problem.response)
@@ -255,7 +310,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
         headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body,
-        parts: parts, id: pending.requestID(connection))
+        parts: parts, uploads: uploads, id: pending.requestID(connection))
     pending.body = []
     pending.multipart = nil
     let response = context.handler(request)
@@ -284,6 +339,11 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
     let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
     // A client that went away while parked ends here without another handler call.
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
+    let finished = pending.takeUnretainedValue()
+    context.inflightBytes.subtract(finished.inflightBytes, ordering: .relaxed)
+    // A keep-alive connection now waits for its next request head.
+    let now = MonotonicClock.nanos()
+    finished.connection?.phase.withLock { $0 = .awaitingHead(sinceNanos: now) }
     context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
     context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
     pending.release()
@@ -296,9 +356,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
 /// usual, which keeps its connection alive.
 private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                                method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, declaredLength: Int?) -> HTTPResponse? {
-    let chunked = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding")
-        .map { String(cString: $0).lowercased().contains("chunked") } ?? false
-    guard (declaredLength ?? 0) > 0 || chunked else { return nil }
+    guard hasBody(connection, declaredLength) else { return nil }
     let head = HTTPRequest(
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
@@ -322,6 +380,50 @@ private func shuttingDown() -> HTTPResponse {
 private func tooLarge(_ limit: Int) -> HTTPResponse {
     Problem(status: 413, type: "body-too-large", title: "Request body too large",
             detail: "The request body exceeds this request's limit of \(limit) bytes (--max-body-bytes; --max-payload-bytes for a JSON payload).").response
+}
+
+/// Tracks connections for the watchdog: registered on accept (the entry rides in libmicrohttpd's
+/// per-connection slot), dropped before libmicrohttpd closes the socket.
+private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, slot, code in
+    guard let cls, let connection, let slot else { return }
+    let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    guard let watchdog = context.watchdog else { return }
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        let entry = watchdog.opened(fd: CMicroHTTPD_connection_fd(connection))
+        slot.pointee = Unmanaged.passRetained(entry).toOpaque()
+    case .CONNECTION_NOTIFY_CLOSED:
+        guard let raw = slot.pointee else { return }
+        let entry = Unmanaged<ConnectionWatchdog.Connection>.fromOpaque(raw)
+        watchdog.closed(entry.takeUnretainedValue())
+        entry.release()
+        slot.pointee = nil
+    default:
+        break
+    }
+}
+
+/// Whether a request carries a body (a positive `Content-Length`, or chunked).
+private func hasBody(_ connection: OpaquePointer, _ declaredLength: Int?) -> Bool {
+    if let declaredLength { return declaredLength > 0 }
+    return MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding")
+        .map { String(cString: $0).lowercased().contains("chunked") } ?? false
+}
+
+/// Counts `total` body bytes of this request against the server's in-flight limit (what it has
+/// counted before is already in); the 503 to answer when they do not fit, nil when they do.
+private func reserveInflight(_ context: DaemonContext, _ pending: PendingRequest, declaredLength total: Int?) -> HTTPResponse? {
+    guard let total, total > pending.inflightBytes else { return nil }
+    let more = total - pending.inflightBytes
+    let after = context.inflightBytes.add(more, ordering: .relaxed).newValue
+    guard after <= context.maxInflightBytes else {
+        context.inflightBytes.subtract(more, ordering: .relaxed)
+        return Problem(status: 503, type: "busy", title: "Server busy",
+                       detail: "Other uploads in progress hold the server's limit of \(context.maxInflightBytes) body bytes in flight (--max-inflight-bytes); try again in a moment.",
+                       headers: [("Retry-After", "2")]).response
+    }
+    pending.inflightBytes = total
+    return nil
 }
 
 /// How much of a rejected request's body is read and dropped so that its client, if it sends

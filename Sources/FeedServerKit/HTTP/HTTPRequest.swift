@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import FeedStore
 
 /// Looks up request headers or query parameters on demand in libmicrohttpd's parsed request
 /// (`MHD_lookup_connection_value`), so the hot path never copies fields it does not read.
@@ -112,6 +113,8 @@ struct HTTPRequest: Sendable {
     var body: [UInt8]
     /// The parts of a `multipart/form-data` body (parsed by `MHD_PostProcessor`); nil otherwise.
     var parts: [MultipartPart]?
+    /// The folder the parts' files are in; kept alive (so the files exist) as long as the request.
+    var uploads: UploadFolder?
     /// The request id, also sent as `X-Request-Id` and written to the access log.
     var id: String
     /// True when the handler is asked again after the request was suspended and woken.

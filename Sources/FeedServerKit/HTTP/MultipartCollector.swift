@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import FeedStore
 
 /// One part of a `multipart/form-data` body.
 struct MultipartPart: Sendable {
@@ -8,8 +9,13 @@ struct MultipartPart: Sendable {
     var filename: String?
     /// The part's own Content-Type, when given.
     var contentType: String?
-    /// The part's bytes.
+    /// The part's bytes, when kept in memory (the payload, or every part without an upload folder).
     var bytes: [UInt8]
+    /// The file the part was streamed to (asset parts).
+    var file: UploadedFile?
+
+    /// The part's content wherever it is.
+    var source: AssetSource { file.map { .file($0) } ?? .bytes(bytes) }
 }
 
 /// Streams a `multipart/form-data` body through libmicrohttpd's `MHD_PostProcessor` into parts,
@@ -22,10 +28,22 @@ final class MultipartCollector: @unchecked Sendable {
     /// Set when the body is malformed or over a limit; the request then gets a 400/413.
     private(set) var problem: Problem?
     private let maxParts: Int
+    /// Largest part kept in memory (the payload), in bytes.
+    private let maxMemoryPartBytes: Int
+    /// Where asset parts are streamed; nil keeps every part in memory.
+    private let makeFolder: (() throws -> UploadFolder)?
+    /// The request's upload folder, made when the first asset part starts; it lives as long
+    /// as the request that holds it.
+    private(set) var folder: UploadFolder?
+    private var openFile: StreamingFile?
 
-    /// Creates a collector for the connection's body; nil problem-free creation needs a boundary.
-    init(connection: OpaquePointer, maxParts: Int) {
+    /// Creates a collector for the connection's body (a boundary is needed); asset parts go to
+    /// files in a folder from `makeFolder`, the `payload` part stays in memory (at most
+    /// `maxMemoryPartBytes`).
+    init(connection: OpaquePointer, maxParts: Int, maxMemoryPartBytes: Int = .max, makeFolder: (() throws -> UploadFolder)? = nil) {
         self.maxParts = maxParts
+        self.maxMemoryPartBytes = maxMemoryPartBytes
+        self.makeFolder = makeFolder
         processor = MHD_create_post_processor(connection, 64 << 10, partIterator, Unmanaged.passUnretained(self).toOpaque())
         if processor == nil {
             problem = .badRequest("malformed-multipart", "Malformed multipart body",
@@ -34,8 +52,10 @@ final class MultipartCollector: @unchecked Sendable {
     }
 
     /// A collector with no libmicrohttpd behind it, for feeding pieces directly in tests.
-    init(forTestingWithMaxParts maxParts: Int) {
+    init(forTestingWithMaxParts maxParts: Int, makeFolder: (() throws -> UploadFolder)? = nil) {
         self.maxParts = maxParts
+        maxMemoryPartBytes = .max
+        self.makeFolder = makeFolder
         processor = nil
     }
 
@@ -58,6 +78,7 @@ final class MultipartCollector: @unchecked Sendable {
                                       "The multipart/form-data body ended before its closing boundary.")
             }
         }
+        if problem == nil { closeOpenFile() }
         if let problem { return .failure(problem) }
         return .success(parts)
     }
@@ -68,18 +89,59 @@ final class MultipartCollector: @unchecked Sendable {
     /// first bytes at offset 0 again, depending on where its buffer boundaries fall.)
     func receive(name: String, filename: String?, contentType: String?, data: UnsafePointer<CChar>?, offset: UInt64, size: Int) -> Bool {
         let current = parts.last
-        if current == nil || current?.name != name || current?.filename != filename || (offset == 0 && current?.bytes.isEmpty == false) {
+        let currentHasContent = current?.bytes.isEmpty == false || (openFile?.byteCount ?? 0) > 0
+        if current == nil || current?.name != name || current?.filename != filename || (offset == 0 && currentHasContent) {
             guard parts.count < maxParts else {
                 problem = Problem(status: 413, type: "too-many-parts", title: "Too many parts",
                                   detail: "The multipart body has more than \(maxParts) parts (--max-parts).")
                 return false
             }
+            closeOpenFile()
+            guard problem == nil else { return false }
             parts.append(MultipartPart(name: name, filename: filename, contentType: contentType, bytes: []))
+            if name != "payload", let makeFolder { startFile(makeFolder) }
+            guard problem == nil else { return false }
         }
-        if let data, size > 0 {
-            parts[parts.count - 1].bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
-        }
+        if let data, size > 0 { return append(UnsafeRawBufferPointer(start: data, count: size)) }
         return true
+    }
+
+    /// Streams an asset part to a new file in the request's folder.
+    private func startFile(_ makeFolder: () throws -> UploadFolder) {
+        do {
+            if folder == nil { folder = try makeFolder() }
+            openFile = try folder?.makeFile()
+        } catch {
+            problem = Problem(status: 507, type: "insufficient-storage", title: "Upload could not be stored",
+                              detail: "The upload could not be written to the server's upload folder (\((error as? FileSystemError)?.kind ?? .other)); nothing was published.")
+        }
+    }
+
+    private func append(_ piece: UnsafeRawBufferPointer) -> Bool {
+        if let openFile {
+            do { try openFile.append(piece) } catch {
+                problem = Problem(status: 507, type: "insufficient-storage", title: "Upload could not be stored",
+                                  detail: "The upload could not be written to the server's upload folder (\((error as? FileSystemError)?.kind ?? .other)); nothing was published.")
+                return false
+            }
+            return true
+        }
+        guard parts[parts.count - 1].bytes.count + piece.count <= maxMemoryPartBytes else {
+            problem = PublishProblems.payloadTooLarge("The payload part is larger than \(maxMemoryPartBytes) bytes (--max-payload-bytes).")
+            return false
+        }
+        parts[parts.count - 1].bytes.append(contentsOf: piece)
+        return true
+    }
+
+    /// Finishes the file of the part before, recording it in that part.
+    private func closeOpenFile() {
+        guard let file = openFile else { return }
+        openFile = nil
+        do { parts[parts.count - 1].file = try file.finish() } catch {
+            problem = Problem(status: 507, type: "insufficient-storage", title: "Upload could not be stored",
+                              detail: "The upload could not be written to the server's upload folder; nothing was published.")
+        }
     }
 
     deinit {

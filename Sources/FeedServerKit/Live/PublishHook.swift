@@ -1,5 +1,15 @@
+import Dispatch
 import FeedStore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `--on-publish <command>`: runs through `/bin/sh -c` after each publish that changed a feed
 /// (never for `unchanged`), with `FEED_GROUP`, `FEED_GENERATION_ID`, `FEED_FINGERPRINT` and
@@ -16,31 +26,117 @@ final class PublishHook: Sendable {
     /// Schedules the hook for one publish.
     func run(for event: PublishEvent) {
         queue.async { [command] in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", command]
-            var environment = ProcessInfo.processInfo.environment
-            environment["FEED_GROUP"] = event.group
-            environment["FEED_GENERATION_ID"] = event.generationId
-            environment["FEED_FINGERPRINT"] = event.fingerprint
-            environment["FEED_DIR"] = URL(fileURLWithPath: event.directory).standardizedFileURL.path
-            process.environment = environment
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
+            let prefix = "on-publish \(event.group)/\(event.generationId): "
+            let variables = [
+                "FEED_GROUP": event.group,
+                "FEED_GENERATION_ID": event.generationId,
+                "FEED_FINGERPRINT": event.fingerprint,
+                "FEED_DIR": URL(fileURLWithPath: event.directory).standardizedFileURL.path,
+            ].merging(event.fault.map { ["FEED_FAULT": $0] } ?? [:]) { $1 }  // only for fault-lab injections (docs/recipes.md)
             do {
-                try process.run()
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-                    AccessLog.message("on-publish \(event.group)/\(event.generationId): \(line)")
+                let (output, ending) = try ShellCommand.run(command, adding: variables)
+                for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+                    AccessLog.message(prefix + line)
                 }
-                if process.terminationStatus != 0 {
-                    AccessLog.message("on-publish \(event.group)/\(event.generationId): failed with exit status \(process.terminationStatus)")
-                }
+                if let ending { AccessLog.message(prefix + ending) }
             } catch {
-                AccessLog.message("on-publish \(event.group)/\(event.generationId): could not start /bin/sh: \(error)")
+                AccessLog.message(prefix + "could not start /bin/sh: \(error)")
             }
         }
+    }
+}
+
+/// One `/bin/sh -c` child with posix_spawn: stdin from /dev/null, stdout and stderr into one pipe,
+/// no blocked or ignored signals (the server blocks its stop signals and ignores SIGPIPE, and a
+/// child would inherit both).
+///
+/// Exists instead of Foundation's `Process` so that the server links only FoundationEssentials
+/// (see `DetachedThread`). Every other descriptor of the server is opened close-on-exec.
+enum ShellCommand {
+    /// Runs `command` with this process's environment plus `variables`; returns what it printed
+    /// and, when it did not exit with status 0, how it ended.
+    static func run(_ command: String, adding variables: [String: String]) throws -> (output: [UInt8], ending: String?) {
+        var ends: [Int32] = [-1, -1]
+        _ = try Syscall.run("pipe", "on-publish hook") { pipe(&ends) }
+        // Close-on-exec (pipe2 is a GNU extension Swift's Glibc module does not show): the
+        // child gets the write end through dup2 only, so it sees the end of output when it exits.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let pid: pid_t
+        do {
+            defer { close(ends[1]) }
+            pid = try spawn(command, environment: environment(adding: variables), output: ends[1])
+        } catch {
+            close(ends[0])
+            throw error
+        }
+        let output = try readAll(ends[0])
+        var status: Int32 = 0
+        _ = try Syscall.run("waitpid", "on-publish hook") { waitpid(pid, &status, 0) }
+        return (output, describe(status: status))
+    }
+
+    /// `NAME=value` strings: the server's environment with `variables` set over it.
+    private static func environment(adding variables: [String: String]) -> [String] {
+        var entries: [String] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            let name = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
+            if variables[name] == nil { entries.append(text) }
+            cursor += 1
+        }
+        return entries + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+    }
+
+    private static func spawn(_ command: String, environment: [String], output: Int32) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, output, 1)
+        posix_spawn_file_actions_adddup2(&actions, output, 2)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let words: [String] = ["/bin/sh", "-c", command]
+        let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) }
+        let variables: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) }
+        defer { (arguments + variables).forEach { free($0) } }
+        var pid = pid_t()
+        // posix_spawn returns its error number instead of setting errno, so Syscall.run cannot wrap it.
+        let status = posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments + [nil], variables + [nil])
+        guard status == 0 else { throw FileSystemError(operation: "posix_spawn", path: "/bin/sh", errno: status) }
+        return pid
+    }
+
+    private static func readAll(_ descriptor: Int32) throws -> [UInt8] {
+        defer { close(descriptor) }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = try chunk.withUnsafeMutableBytes { buffer in
+                try Syscall.run("read", "on-publish hook output") { read(descriptor, buffer.baseAddress, buffer.count) }
+            }
+            if count == 0 { return output }
+            output += chunk[0..<count]
+        }
+    }
+
+    /// nil for exit status 0, otherwise "failed with exit status N" or "killed by signal N"
+    /// (wait(2)'s encoding; the WIFEXITED family are C macros Swift cannot call).
+    static func describe(status: Int32) -> String? {
+        let signal = status & 0x7f
+        if signal != 0 { return "killed by signal \(signal)" }
+        let code = (status >> 8) & 0xff
+        return code == 0 ? nil : "failed with exit status \(code)"
     }
 }

@@ -1,6 +1,10 @@
 import FeedStore
-import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Everyone waiting for a feed to change: long-poll requests parked until it changes or their
 /// wait ends, and Server-Sent Event streams that get an event per change and a heartbeat.
@@ -35,19 +39,23 @@ final class Waiters: Sendable {
     /// How often deadlines and other processes' publishes are checked.
     static let tickNanos: Int64 = 100_000_000
 
-    init(cache: FeedResponseCache, metrics: Metrics) {
+    /// Most parked requests and streams together (`--max-waiters`), so they cannot take every
+    /// connection slot; beyond it, `park` and `subscribe` say no and the route answers 503.
+    let capacity: Int
+
+    init(cache: FeedResponseCache, metrics: Metrics, capacity: Int = 512) {
         self.cache = cache
         self.metrics = metrics
-        let watcher = Thread { [weak self] in self?.watch() }
-        watcher.name = "feed-server waiters"
-        watcher.start()
+        self.capacity = capacity
+        DetachedThread.start { [weak self] in self?.watch() }
     }
 
     /// Parks a request that holds `entityTag` for `key` until it changes or `seconds` pass.
     /// Once shutdown has begun nothing new is parked: the suspension comes back already woken,
     /// so the request is answered at once (libmicrohttpd aborts if any connection is still
     /// suspended when the daemon stops).
-    func park(key: FeedResponseCache.Key, entityTag: String, seconds: Double) -> Suspension {
+    func park(key: FeedResponseCache.Key, entityTag: String, seconds: Double) -> Suspension? {
+        guard hasRoom else { return nil }
         let suspension = Suspension()
         let deadline = MonotonicClock.nanos() + Int64(seconds * 1e9)
         // `running` is read under the same lock `stop` flips it under, so a park either sees the
@@ -69,7 +77,8 @@ final class Waiters: Sendable {
 
     /// Starts an event stream for `key`: the current generation at once unless the client's
     /// `Last-Event-ID` already names it, then one event per change.
-    func subscribe(key: FeedResponseCache.Key, lastEventID: String?) -> EventStream {
+    func subscribe(key: FeedResponseCache.Key, lastEventID: String?) -> EventStream? {
+        guard hasRoom else { return nil }
         let stream = EventStream()
         stream.send(Array("retry: 2000\n\n".utf8))
         let subscribed = subscribers.withLock { subscribers -> Bool in
@@ -86,6 +95,10 @@ final class Waiters: Sendable {
         check(keys: [key])
         return stream
     }
+
+    /// Whether one more waiter fits under `capacity` (checked without reserving: a burst may pass
+    /// it by a few, which is what a limit on connection slots needs).
+    private var hasRoom: Bool { metrics.openWaiters.load(ordering: .relaxed) < capacity }
 
     /// Checks the waiters of one group now (after a publish through this server).
     func feedChanged(group: String) {

@@ -32,6 +32,10 @@ final class Metrics: Sendable {
     /// Slow requests being handled on the work pool right now.
     let workInProgress = Atomic<Int>(0)
 
+    /// Publish warnings by `LintCode` (index in `allCases`), fault-lab injections by `FaultKind`.
+    private let warnings = Lock([Int](repeating: 0, count: LintCode.allCases.count))
+    private let faults = Lock([Int](repeating: 0, count: FaultKind.allCases.count))
+
     private let counts = Lock<[Int: Int]>([:])
     private let names = Lock<[String]>([])
 
@@ -71,6 +75,20 @@ final class Metrics: Sendable {
         }
     }
 
+    /// Counts the warnings of one publish answer (201, 200, or 422 under `lint=strict`).
+    func recordWarnings(_ list: [LintWarning]) {
+        guard !list.isEmpty else { return }
+        warnings.withLock { counts in
+            for warning in list { if let index = LintCode.allCases.firstIndex(of: warning.code) { counts[index] += 1 } }
+        }
+    }
+
+    /// Counts one fault-lab injection.
+    func recordFault(_ kind: FaultKind) {
+        guard let index = FaultKind.allCases.firstIndex(of: kind) else { return }
+        faults.withLock { $0[index] += 1 }
+    }
+
     /// Counts a read answered with a fallback generation.
     func recordFallbackServed() { fallbacksServed.add(1, ordering: .relaxed) }
 
@@ -98,6 +116,14 @@ final class Metrics: Sendable {
         lines.append("feedserver_publish_duration_seconds_bucket{le=\"+Inf\"} \(histogram.count)")
         lines.append("feedserver_publish_duration_seconds_sum \(histogram.sum)")
         lines.append("feedserver_publish_duration_seconds_count \(histogram.count)")
+        family("feedserver_publish_warnings_total", "counter", "Platform-limit and asset warnings in publish answers, by code (docs/widget-limits.md).")
+        for (code, count) in zip(LintCode.allCases, warnings.withLock { $0 }) {
+            lines.append("feedserver_publish_warnings_total{code=\"\(code.rawValue)\"} \(count)")
+        }
+        family("feedserver_faults_injected_total", "counter", "Broken states written by the fault lab (--fault-lab), by kind.")
+        for (kind, count) in zip(FaultKind.allCases, faults.withLock { $0 }) {
+            lines.append("feedserver_faults_injected_total{kind=\"\(kind.rawValue)\"} \(count)")
+        }
         family("feedserver_fallbacks_served_total", "counter", "Reads answered with a generation other than the pointer's current one.")
         lines.append("feedserver_fallbacks_served_total \(fallbacksServed.load(ordering: .relaxed))")
         family("feedserver_open_waiters", "gauge", "Clients waiting for a change (long-poll, event streams).")

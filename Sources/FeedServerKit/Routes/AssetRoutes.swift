@@ -16,7 +16,7 @@ struct AssetRoutes: Sendable {
 
     func serve(_ routed: RoutedRequest) -> HTTPResponse {
         let (group, generation, name) = (routed.parameters[0], routed.parameters[1], routed.parameters[2])
-        guard SafeName.isSafe(group), SafeName.isSafe(generation), SafeName.isSafe(name) else {
+        guard SafeName.isGroupName(group), SafeName.isSafe(generation), SafeName.isSafe(name) else {
             return Problem.badRequest("invalid-asset-path", "Invalid asset path",
                                       "Asset paths are /assets/{group}/{generationId}/{name}, each a safe name (A-Z a-z 0-9 - _ .).").response
         }

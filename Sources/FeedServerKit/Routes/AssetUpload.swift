@@ -78,7 +78,7 @@ struct AssetUpload {
             guard names.insert(name).inserted else {
                 return .failure(.badRequest("duplicate-asset-name", "Duplicate asset name", "Asset name '\(name)' appears more than once."))
             }
-            candidates.append(AssetBudget.Candidate(name: name, source: part.bytes))
+            candidates.append(AssetBudget.Candidate(name: name, source: part.source))
         }
         guard let payload else {
             return .failure(.badRequest("missing-payload", "Missing payload",

@@ -11,6 +11,10 @@ struct FeedRoutes: Sendable {
     let waiters: Waiters
     /// `--max-body-bytes`: the largest multipart publish.
     let maxBodyBytes: Int
+    /// Rendered `/generations` answers, revalidated against the group folder.
+    let listings = ListingCache()
+    /// The platform-limit check every publish answer reports (`--android-screen`).
+    let lint: FeedLint
 
     /// Longest long-poll wait, in seconds (longer requests are capped).
     static let maxWaitSeconds = 60.0
@@ -26,6 +30,7 @@ struct FeedRoutes: Sendable {
             ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"]),
             Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }], offloaded: ["GET"]),
             Route("/feeds/{group}/events", methods: ["GET": { events($0) }]),
+            Route("/feeds/{group}/warnings", methods: ["GET": { warnings($0) }]),
         ]
     }
 
@@ -50,7 +55,8 @@ struct FeedRoutes: Sendable {
             // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
             // feed changes or the wait ends; then answer as usual (200 or 304).
             if notModified, let wait, !routed.request.resumed {
-                return .suspend(waiters.park(key: key, entityTag: entry.entityTag, seconds: wait))
+                guard let suspension = waiters.park(key: key, entityTag: entry.entityTag, seconds: wait) else { return Self.tooManyWaiters.response }
+                return .suspend(suspension)
             }
             return notModified ? entry.notModified : entry.ok
         case .noFeed(let read):
@@ -104,6 +110,11 @@ struct FeedRoutes: Sendable {
         case .failure(let problem): return problem.response
         case .success(let options): uploadOptions = options
         }
+        let lintMode: PublishLint.Mode
+        switch PublishLint.mode(from: request.query) {
+        case .failure(let problem): return problem.response
+        case .success(let mode): lintMode = mode
+        }
         let precondition: WritePrecondition?
         switch Conditional.writePrecondition(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"]) {
         case .failure(let problem): return problem.response
@@ -125,6 +136,11 @@ struct FeedRoutes: Sendable {
         default:
             return Self.unsupportedMediaType(request.headers["Content-Type"]).response
         }
+        let warnings = PublishLint.warnings(payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits)
+        if lintMode == .strict, !warnings.isEmpty {
+            metrics.recordWarnings(warnings)
+            return PublishLint.strictProblem(warnings).response
+        }
         let started = MonotonicClock.nanos()
         do {
             let result = try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion,
@@ -132,7 +148,8 @@ struct FeedRoutes: Sendable {
             var changed = false
             if case .published = result { changed = true }
             metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: changed)
-            return publishedResponse(group, result, packing: upload.packing)
+            metrics.recordWarnings(warnings)
+            return publishedResponse(group, result, packing: upload.packing, warnings: warnings)
         } catch {
             return PublishProblems.problem(for: error).response
         }
@@ -169,8 +186,8 @@ struct FeedRoutes: Sendable {
         if routed.request.method == "HEAD" {
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
         }
-        let stream = waiters.subscribe(key: .init(group: group, schemaVersion: schemaVersion),
-                                       lastEventID: routed.request.headers["Last-Event-ID"])
+        guard let stream = waiters.subscribe(key: .init(group: group, schemaVersion: schemaVersion),
+                                             lastEventID: routed.request.headers["Last-Event-ID"]) else { return Self.tooManyWaiters.response }
         var response = HTTPResponse(status: 200, headers: [
             ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
         ])
@@ -178,14 +195,22 @@ struct FeedRoutes: Sendable {
         return response
     }
 
+    /// 503 when `--max-waiters` long-polls and streams are open already.
+    static let tooManyWaiters = Problem(
+        status: 503, type: "too-many-waiters", title: "Too many waiting clients",
+        detail: "The server holds as many long-polls and event streams as it allows (--max-waiters); poll without waiting, or try again shortly.",
+        headers: [("Retry-After", "5")])
+
     // MARK: Listings
 
     func list() -> HTTPResponse {
         let groups: [JSONValue] = store.groups().map { group in
-            let served = store.read(group: group).served
+            // Through the read cache: a listing costs one `lstat` per group while nothing changed.
+            var served: FeedResponseCache.Entry?
+            if case .feed(let entry) = cache.lookup(.init(group: group, schemaVersion: nil)) { served = entry }
             return .object([
                 JSONMember("group", .string(group)),
-                JSONMember("generationId", served.map { .string($0.id) } ?? .null),
+                JSONMember("generationId", served.map { .string($0.generationId) } ?? .null),
                 JSONMember("fingerprint", served.map { .string($0.fingerprint) } ?? .null),
                 JSONMember("generatedAtEpochMs", served.map { .number(String($0.generatedAtEpochMs)) } ?? .null),
                 JSONMember("schemaVersion", served.map { .number(String($0.schemaVersion)) } ?? .null),
@@ -201,9 +226,13 @@ struct FeedRoutes: Sendable {
         case .failure(let problem): return problem.response
         case .success(let target): (group, schemaVersion) = target
         }
+        let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
+        if let cached = listings.lookup(key, isCurrent: store.isCurrent) { return cached }
+        let token = store.folderToken(group: group)
         guard let statuses = store.generations(group: group, schemaVersion: schemaVersion) else {
             return Problem.notFound("There is no group '\(group)'.").response
         }
+        let faults = store.injectedFaults(group: group)
         let entries: [JSONValue] = statuses.map { status in
             var members = [JSONMember("id", .string(status.id)), JSONMember("state", .string(status.state.rawValue)),
                            JSONMember("reason", status.reason.map { .string($0) } ?? .null)]
@@ -216,6 +245,7 @@ struct FeedRoutes: Sendable {
                     JSONMember("assetBytes", .number(String(generation.assets.reduce(0) { $0 + $1.bytes }))),
                 ]
             }
+            if let fault = faults.first(where: { $0.folder == status.id }) { members.append(JSONMember("fault", FaultRoutes.json(fault))) }
             return .object(members)
         }
         let served = statuses.first { $0.state == .served }?.id
@@ -223,15 +253,18 @@ struct FeedRoutes: Sendable {
             JSONMember("group", .string(group)),
             JSONMember("served", served.map { .string($0) } ?? .null),
             JSONMember("generations", .array(entries)),
+            JSONMember("faults", .array(faults.map { FaultRoutes.json($0) })),
         ]))
-        return .json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
+        let response = HTTPResponse.json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
+        listings.store(key, response, token: token)
+        return response
     }
 
     private func payloadTooLarge(_ size: Int) -> HTTPResponse {
         PublishProblems.payloadTooLarge("The JSON payload has \(size) bytes; the limit is \(store.configuration.maxFeedBytes) (--max-payload-bytes).").response
     }
 
-    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result) -> HTTPResponse {
+    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result, warnings: [LintWarning]) -> HTTPResponse {
         let published: Bool
         if case .published = result { published = true } else { published = false }
         let assets: [JSONValue] = packing.packed.map { packed in
@@ -252,6 +285,7 @@ struct FeedRoutes: Sendable {
             JSONMember("decodedBytes", .number(String(packing.totalDecodedBytes))),
             JSONMember("assets", .array(assets)),
             JSONMember("skipped", AssetUpload.skippedJSON(packing.skipped)),
+            JSONMember("warnings", PublishLint.json(warnings)),
         ]
         var body = CompactJSON.bytes(.object(members))
         body.append(0x0A)
@@ -272,14 +306,14 @@ struct FeedRoutes: Sendable {
     }
 
     /// The group and optional `schemaVersion` filter of a read, or the 400 for either.
-    private func readTarget(_ routed: RoutedRequest) -> Result<(String, Int?), Problem> {
+    func readTarget(_ routed: RoutedRequest) -> Result<(String, Int?), Problem> {
         let group = routed.parameters[0]
         if let problem = groupProblem(group) { return .failure(problem) }
         return SchemaVersionParameter.parse(header: nil, query: routed.request.query["schemaVersion"]).map { (group, $0) }
     }
 
     private func groupProblem(_ group: String) -> Problem? {
-        guard let reason = SafeName.problem(with: group) else { return nil }
+        guard let reason = SafeName.groupProblem(with: group) else { return nil }
         return .badRequest("invalid-group-name", "Invalid group name",
                            "Group name '\(group)' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")
     }
@@ -350,5 +384,36 @@ enum SchemaVersionParameter {
             found = Int(value)
         }
         return .success(found)
+    }
+}
+
+/// Rendered `/feeds/{group}/generations` answers. Each is revalidated on use by the group's
+/// folder token (`current.json`, `generations/` and the fault record, one `lstat` each), and
+/// re-rendered at least once a second, so a generation damaged in place shows up too.
+final class ListingCache: Sendable {
+    private struct Rendered {
+        let response: HTTPResponse
+        let token: ChangeToken
+        let renderedAtNanos: Int64
+    }
+
+    private let entries = Lock<[FeedResponseCache.Key: Rendered]>([:])
+    private let capacity = 1024
+    /// Longest time an answer is reused without re-reading the folder.
+    static let maxAgeNanos: Int64 = 1_000_000_000
+
+    /// The cached answer, when its folder has not changed and it is young enough.
+    func lookup(_ key: FeedResponseCache.Key, isCurrent: (ChangeToken) -> Bool) -> HTTPResponse? {
+        guard let rendered = entries.withLock({ $0[key] }),
+              MonotonicClock.nanos() - rendered.renderedAtNanos < Self.maxAgeNanos, isCurrent(rendered.token) else { return nil }
+        return rendered.response
+    }
+
+    /// Keeps an answer rendered from a folder whose token (taken before reading it) is `token`.
+    func store(_ key: FeedResponseCache.Key, _ response: HTTPResponse, token: ChangeToken) {
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = Rendered(response: response, token: token, renderedAtNanos: MonotonicClock.nanos())
+        }
     }
 }

@@ -3,6 +3,7 @@ import FeedStore
 /// `GET /rotation` and `GET /feeds/{group}/timeline`: WidgetBridge's rotation math, on the server.
 struct RotationRoutes: Sendable {
     let store: FeedStore
+    let cache: FeedResponseCache
     let clock: any FeedClock
 
     var routes: [Route] {
@@ -39,7 +40,7 @@ struct RotationRoutes: Sendable {
         let group = routed.parameters[0]
         let query = routed.request.query
         do {
-            guard SafeName.isSafe(group) else {
+            guard SafeName.isGroupName(group) else {
                 throw Problem.badRequest("invalid-group-name", "Invalid group name", "Group name '\(group)' is not a safe name.")
             }
             guard let pointerText = query["items"], let pointer = JSONPointer(pointerText) else {
@@ -50,13 +51,14 @@ struct RotationRoutes: Sendable {
             let zone = try Parameters.int(query["zoneOffsetSeconds"], "zoneOffsetSeconds", -64_800...64_800) ?? 0
             let start = try Parameters.int64(query["start"], "start") ?? clock.nowEpochMs()
             let schemaVersion = try Parameters.int(query["schemaVersion"], "schemaVersion", 0...Int(Int32.max))
-            guard let generation = store.read(group: group, schemaVersion: schemaVersion).served else {
+            // Through the read cache: the payload is parsed once per served generation.
+            guard case .feed(let generation) = cache.lookup(.init(group: group, schemaVersion: schemaVersion)) else {
                 throw Problem(status: 404, type: "no-feed", title: "No feed", detail: "Group '\(group)' has no readable generation.")
             }
-            let payload = try JSONParser.parse(generation.compactPayload)
+            let payload = try generation.payload()
             guard let items = pointer.resolve(in: payload)?.arrayValue, !items.isEmpty else {
                 throw Problem(status: 422, type: "no-items", title: "No items at that pointer",
-                              detail: "\(pointerText) does not name a non-empty array in the payload of \(generation.id).")
+                              detail: "\(pointerText) does not name a non-empty array in the payload of \(generation.generationId).")
             }
             let entries: [JSONValue] = WidgetTimeline.entries(items: items, startEpochMs: start, hours: hours, zoneOffsetSeconds: zone).map {
                 .object([
@@ -67,7 +69,7 @@ struct RotationRoutes: Sendable {
                 ])
             }
             let body = CompactJSON.bytes(.object([
-                JSONMember("generationId", .string(generation.id)),
+                JSONMember("generationId", .string(generation.generationId)),
                 JSONMember("entries", .array(entries)),
             ]))
             return .json(200, body + [0x0A], headers: [("Cache-Control", "no-store")])

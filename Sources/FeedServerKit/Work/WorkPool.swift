@@ -1,11 +1,12 @@
-import Foundation
-
+#if canImport(Glibc)
+import Glibc
+#endif
 /// A fixed set of threads for slow handlers (publishes, DELETE, listings, history, timelines),
 /// so libmicrohttpd's threads keep answering cached reads, 304s, assets and `/healthz` while a
 /// photo publish takes a second. The queue is bounded: past it, callers answer 503.
 final class WorkPool: @unchecked Sendable {
-    // `condition` guards `jobs` and `stopping`.
-    private let condition = NSCondition()
+    // `condition` guards `jobs`, `head` and `stopping`.
+    private let condition = ConditionLock()
     /// Queued jobs from `head` on; slots before it are cleared as jobs start.
     private var jobs: [(@Sendable () -> Void)?] = []
     private var head = 0
@@ -15,36 +16,42 @@ final class WorkPool: @unchecked Sendable {
     /// Starts `threads` workers; at most `queueLimit` jobs wait.
     init(threads: Int, queueLimit: Int) {
         self.queueLimit = max(1, queueLimit)
-        for index in 0..<max(1, threads) {
-            let thread = Thread { [self] in work() }
-            thread.name = "feed-server work \(index)"
-            thread.start()
+        for _ in 0..<max(1, threads) {
+            DetachedThread.start { [self] in
+                lowerPriority()
+                work()
+            }
         }
     }
 
     /// Queues a job; false when the queue is full or the pool is stopping (the job is not run).
     func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopping, jobs.count - head < queueLimit else { return false }
-        jobs.append(job)
-        condition.signal()
-        return true
+        condition.withLock {
+            guard !stopping, jobs.count - head < queueLimit else { return false }
+            jobs.append(job)
+            condition.signal()
+            return true
+        }
     }
 
     /// Jobs waiting (not yet started).
-    var waiting: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return jobs.count - head
-    }
+    var waiting: Int { condition.withLock { jobs.count - head } }
 
     /// Lets queued jobs finish, then ends the workers; later submissions are refused.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
+        condition.withLock {
+            stopping = true
+            condition.broadcast()
+        }
+    }
+
+    /// Runs this thread (and the image threads it starts, which inherit it) at nice 19: on a
+    /// small machine a photo publish would otherwise take the cores from libmicrohttpd's threads,
+    /// and reads that are answered from memory would wait for a CPU. Linux's nice is per thread.
+    private func lowerPriority() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)  // 0: the calling thread, on Linux
+        #endif
     }
 
     private func work() {
@@ -52,22 +59,22 @@ final class WorkPool: @unchecked Sendable {
     }
 
     private func next() -> (@Sendable () -> Void)? {
-        condition.lock()
-        defer { condition.unlock() }
-        while head == jobs.count {
-            if stopping { return nil }
-            condition.wait()
+        condition.withLock {
+            while head == jobs.count {
+                if stopping { return nil }
+                condition.wait()
+            }
+            let job = jobs[head]
+            // A started job must not stay in the queue: it would keep everything it captured
+            // (the routes, the pipeline and so this pool) alive until the next compaction, or forever.
+            jobs[head] = nil
+            head += 1
+            // Compact now and then so the array does not grow without bound.
+            if head > 256, head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
         }
-        let job = jobs[head]
-        // A started job must not stay in the queue: it would keep everything it captured (the
-        // routes, the pipeline and so this pool) alive until the next compaction, or forever.
-        jobs[head] = nil
-        head += 1
-        // Compact now and then so the array does not grow without bound.
-        if head > 256, head * 2 > jobs.count {
-            jobs.removeFirst(head)
-            head = 0
-        }
-        return job
     }
 }

@@ -85,17 +85,22 @@ public struct AssetBudget: Sendable, Equatable {
         public var totalDecodedBytes: Int { packed.reduce(0) { $0 + $1.image.decodedBytes } }
     }
 
-    /// One image to pack: its asset name and source bytes.
+    /// One image to pack: its asset name and source.
     public struct Candidate: Sendable {
         /// Asset file name (decides the output format).
         public var name: String
-        /// The uploaded bytes.
-        public var source: [UInt8]
+        /// The upload, in memory or streamed to a file.
+        public var source: AssetSource
 
-        /// Creates a candidate.
-        public init(name: String, source: [UInt8]) {
+        /// Creates a candidate from an upload.
+        public init(name: String, source: AssetSource) {
             self.name = name
             self.source = source
+        }
+
+        /// Creates a candidate from bytes in memory.
+        public init(name: String, source: [UInt8]) {
+            self.init(name: name, source: .bytes(source))
         }
     }
 
@@ -125,8 +130,17 @@ public struct AssetBudget: Sendable, Equatable {
     public func packRaw(_ candidates: [Candidate], encoder: any ImageEncoding) -> Result {
         var result = Result(packed: [], skipped: [])
         for candidate in candidates {
+            // The size is known without reading: an upload over the per-image limit is never loaded.
+            if candidate.source.byteCount > maxBytesPerImage {
+                result.skipped.append(Skipped(name: candidate.name, reason: "\(candidate.source.byteCount) bytes exceeds the per-image limit of \(maxBytesPerImage)"))
+                continue
+            }
+            guard let bytes = try? candidate.source.bytes(limit: maxBytesPerImage) else {
+                result.skipped.append(Skipped(name: candidate.name, reason: "the upload could not be read back"))
+                continue
+            }
             let size = encoder.dimensions(of: candidate.source) ?? (width: 0, height: 0)
-            let image = EncodedImage(bytes: candidate.source, width: size.width, height: size.height)
+            let image = EncodedImage(bytes: bytes, width: size.width, height: size.height)
             if let problem = overBudget(image, used: result) {
                 result.skipped.append(Skipped(name: candidate.name, reason: problem))
             } else {

@@ -65,7 +65,7 @@ public protocol ImageRendering: AnyObject {
 /// Makes renderers for source images: the budget's view of an image codec (libvips in FeedImaging).
 public protocol ImageEncoding: Sendable {
     /// Checks the source (format, header, pixel count) and returns a renderer for it.
-    func renderer(for source: [UInt8], format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering
+    func renderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering
     /// Width and height from the header alone, when the source is a readable image.
-    func dimensions(of source: [UInt8]) -> (width: Int, height: Int)?
+    func dimensions(of source: AssetSource) -> (width: Int, height: Int)?
 }

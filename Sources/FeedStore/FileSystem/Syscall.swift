@@ -5,9 +5,9 @@ import Darwin
 #endif
 
 /// The one place system calls go through: retries EINTR and turns -1 + errno into `FileSystemError`.
-enum Syscall {
+public enum Syscall {
     /// Runs a call that returns -1 on failure (an `Int32` status or an `Int` byte count).
-    static func run<Result: BinaryInteger>(_ operation: String, _ path: String, _ call: () -> Result) throws -> Result {
+    public static func run<Result: BinaryInteger>(_ operation: String, _ path: String, _ call: () -> Result) throws -> Result {
         while true {
             let result = call()
             if result != -1 { return result }

@@ -25,6 +25,19 @@ public enum SafeName {
         return nil
     }
 
+    /// Names under the root the server keeps for itself (uploads in progress, the start-up
+    /// probe): never groups, so no client can publish into or clear them.
+    public static let reservedGroupPrefix = ".feed-server"
+
+    /// Whether `name` can name a group: safe, and not reserved for the server's own folders.
+    public static func isGroupName(_ name: String) -> Bool { groupProblem(with: name) == nil }
+
+    /// Why `name` cannot name a group, or nil when it can.
+    public static func groupProblem(with name: String) -> String? {
+        if let problem = problem(with: name) { return problem }
+        return name.hasPrefix(reservedGroupPrefix) ? "is reserved for the server's own folders (\(reservedGroupPrefix)...)" : nil
+    }
+
     private static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),

@@ -13,6 +13,9 @@ struct FeedPublisher {
     let configuration: FeedStoreConfiguration
     let clock: any FeedClock
     let schedule: RetentionSchedule
+    /// Called with the complete `.tmp` folder just before it is renamed into place (the fault
+    /// lab damages or holds generations here; ordinary publishes have none).
+    var beforeRename: ((_ temporaryFolder: String) throws -> Void)? = nil
 
     private var reader: FeedReader {
         FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
@@ -34,9 +37,10 @@ struct FeedPublisher {
         // first so an unchanged publish writes nothing at all (answering from that snapshot is
         // linearisable). Once it exists, the check under the lock is the only read.
         if fileSystem.status(layout.lockFile) == nil {
-            let served = reader.read(schemaVersion: nil).served
+            let read = reader.read(schemaVersion: nil)
+            let served = read.served
             if let precondition, !precondition.holds(for: served) { throw .preconditionFailed(servedFingerprint: served?.fingerprint) }
-            if let served, served.fingerprint == draft.fingerprint {
+            if let served, served.fingerprint == draft.fingerprint, !read.isFallback {
                 return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
             }
         }
@@ -45,7 +49,7 @@ struct FeedPublisher {
 
     /// Runs `body` holding the group's advisory lock, creating the group folder the lock file
     /// lives in first. File-system failures become `PublishError.storage` with root-relative paths.
-    private func underGroupLock<T>(_ operation: String, _ body: () throws -> T) throws(PublishError) -> T {
+    func underGroupLock<T>(_ operation: String, _ body: () throws -> T) throws(PublishError) -> T {
         do {
             try prepareGroupFolder()
             let lock = try fileSystem.lockExclusive(layout.lockFile)
@@ -72,7 +76,9 @@ struct FeedPublisher {
         if let precondition, !precondition.holds(for: before.read.served) {
             throw PublishError.preconditionFailed(servedFingerprint: before.read.served?.fingerprint)
         }
-        if let served = before.read.served, served.fingerprint == draft.fingerprint {
+        // Equal content is `unchanged` only when the pointer's own candidate is what readers get:
+        // after a fallback, writing it again heals the pointer (the fault lab relies on this).
+        if let served = before.read.served, served.fingerprint == draft.fingerprint, !before.read.isFallback {
             return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
         }
         // Under the lock: a DELETE may have renamed `generations/` away since the last publish.
@@ -111,7 +117,7 @@ struct FeedPublisher {
     }
 
     /// `generations/`, flushed into the group folder when created; called holding the lock.
-    private func ensureGenerationsFolder() throws {
+    func ensureGenerationsFolder() throws {
         if try fileSystem.ensureDirectory(layout.generations) { try fileSystem.syncDirectory(layout.directory) }
     }
 
@@ -125,7 +131,7 @@ struct FeedPublisher {
     /// (the pointer's, and the whole folder when it was scanned, `.tmp` ones included) so that
     /// "name descending" stays "newest first" even if the clock steps back; bumped past any folder
     /// already there. Ids on disk may be anything: no step can overflow.
-    private func newID(for fingerprint: String, known names: [String]) -> (String, Int64) {
+    func newID(for fingerprint: String, known names: [String]) -> (String, Int64) {
         var epochMs = clock.nowEpochMs()
         if let newest = names.compactMap(GenerationID.epochMs(of:)).max() {
             let (next, overflow) = newest.addingReportingOverflow(1)
@@ -141,7 +147,7 @@ struct FeedPublisher {
         }
     }
 
-    private func writeGeneration(_ id: String, envelope: [UInt8], assets: [AssetInput]) throws {
+    func writeGeneration(_ id: String, envelope: [UInt8], assets: [AssetInput]) throws {
         let temporary = layout.temporaryGeneration(id)
         try fileSystem.removeTree(temporary)
         try fileSystem.createDirectory(temporary)
@@ -156,6 +162,7 @@ struct FeedPublisher {
             }
             try fileSystem.writeFileDurably(temporary + "/feed.json", contents: envelope)
             try fileSystem.syncDirectory(temporary)
+            try beforeRename?(temporary)
             try fileSystem.rename(temporary, to: layout.generation(id))
         } catch {
             try? fileSystem.removeTree(temporary)
@@ -164,11 +171,16 @@ struct FeedPublisher {
         try fileSystem.syncDirectory(layout.generations)
     }
 
-    private func writePointer(_ pointer: Pointer) throws {
+    func writePointer(_ pointer: Pointer) throws {
+        try replacePointer(with: pointer.encoded())
+    }
+
+    /// Replaces `current.json` with `bytes` atomically: written and flushed beside it, renamed over it.
+    func replacePointer(with bytes: [UInt8]) throws {
         let temporary = layout.pointerTemporary
         try fileSystem.removeTree(temporary)
         do {
-            try fileSystem.writeFileDurably(temporary, contents: pointer.encoded())
+            try fileSystem.writeFileDurably(temporary, contents: bytes)
             try fileSystem.rename(temporary, to: layout.pointer)
         } catch {
             try? fileSystem.removeTree(temporary)
@@ -184,7 +196,7 @@ struct FeedPublisher {
     /// The readable generations (any schema) the old order offered, newest first, up to
     /// `keepPrevious`: the one served before this publish, then further readable candidates
     /// (the folder is scanned only when the pointer's own candidates do not suffice).
-    private func keptPrevious(_ before: FeedReader.Inspection) -> [String] {
+    func keptPrevious(_ before: FeedReader.Inspection) -> [String] {
         guard configuration.keepPrevious > 0, let served = before.read.served else { return [] }
         var kept = [served.id]
         var seen = Set(before.read.skipped.map(\.id) + [served.id])

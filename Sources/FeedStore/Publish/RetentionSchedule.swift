@@ -12,4 +12,10 @@ final class RetentionSchedule: Sendable {
             return true
         }
     }
+
+    /// Makes the next publish to `group` sweep, whenever the last sweep was (the fault lab left
+    /// something there for it to clean up).
+    func forget(_ group: String) {
+        _ = lastSweep.withLock { $0.removeValue(forKey: group) }
+    }
 }

@@ -69,7 +69,7 @@ extension FeedReader {
 extension FeedStore {
     /// Every generation of a group with its state and the reason for it (nil: no such group).
     public func generations(group: String, schemaVersion: Int? = nil) -> [GenerationStatus]? {
-        guard SafeName.isSafe(group) else { return nil }
+        guard SafeName.isGroupName(group) else { return nil }
         let layout = GroupLayout(root: root, group: group)
         // A group that never had a feed, or was cleared, has neither pointer nor generations.
         guard FeedReader.directoryExists(layout.generations, fileSystem: fileSystem) || fileSystem.status(layout.pointer) != nil else {
@@ -77,5 +77,17 @@ extension FeedStore {
         }
         return FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
             .statuses(schemaVersion: schemaVersion)
+    }
+}
+
+extension FeedStore {
+    /// A token that changes when a group's folder does: `current.json`, the `generations/`
+    /// folder's own status (entries added, renamed or removed) and the fault record; for caching
+    /// answers built from the whole folder (`generations(group:)`). Take it before reading.
+    public func folderToken(group: String) -> ChangeToken {
+        let layout = GroupLayout(root: root, group: group)
+        let paths = [layout.pointer, layout.generations, layout.directory + "/fault-lab.json"]
+        return ChangeToken(probes: paths.map { ChangeToken.Probe(path: $0, status: fileSystem.status($0)) },
+                           occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs())
     }
 }

@@ -32,6 +32,8 @@ public struct PublishEvent: Equatable, Sendable {
     public var fingerprint: String
     /// The new generation's folder on disk.
     public var directory: String
+    /// The fault-lab kind when the change is an injected fault, nil for a real publish.
+    public var fault: String? = nil
 }
 
 /// Told after every publish that changed a feed (never for `unchanged`): the server's "redraw".

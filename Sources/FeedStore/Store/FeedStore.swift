@@ -20,9 +20,9 @@ public final class FeedStore: Sendable {
     /// Retention and limits.
     public let configuration: FeedStoreConfiguration
     let fileSystem: any FileSystem
-    private let clock: any FeedClock
-    private let notifier: any PublishNotifier
-    private let retention = RetentionSchedule()
+    let clock: any FeedClock
+    let notifier: any PublishNotifier
+    let retention = RetentionSchedule()
 
     /// Creates a store over `root`; nothing is written until the first publish.
     public init(root: String, configuration: FeedStoreConfiguration = FeedStoreConfiguration(),
@@ -70,7 +70,7 @@ public final class FeedStore: Sendable {
     }
 
     private func validatedLayout(_ group: String) throws(PublishError) -> GroupLayout {
-        if let reason = SafeName.problem(with: group) { throw .invalidGroupName(group, reason: reason) }
+        if let reason = SafeName.groupProblem(with: group) { throw .invalidGroupName(group, reason: reason) }
         return GroupLayout(root: root, group: group)
     }
 
@@ -106,7 +106,7 @@ public final class FeedStore: Sendable {
 
     /// Applies the reader rules to a group; `schemaVersion` nil serves the newest readable generation of any schema.
     public func read(group: String, schemaVersion: Int? = nil) -> FeedRead {
-        guard SafeName.isSafe(group) else { return FeedRead(served: nil, skipped: [], pointerProblem: nil) }
+        guard SafeName.isGroupName(group) else { return FeedRead(served: nil, skipped: [], pointerProblem: nil) }
         return reader(for: group).read(schemaVersion: schemaVersion)
     }
 
@@ -120,7 +120,7 @@ public final class FeedStore: Sendable {
     /// A read plus the token that tells, by one `lstat` of `current.json`, whether it is still
     /// what a reader would get.
     public func snapshot(group: String, schemaVersion: Int? = nil) -> FeedSnapshot {
-        guard SafeName.isSafe(group) else {
+        guard SafeName.isGroupName(group) else {
             return FeedSnapshot(read: FeedRead(served: nil, skipped: [], pointerProblem: nil),
                                 token: ChangeToken(probes: [], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs()))
         }
@@ -174,7 +174,7 @@ public final class FeedStore: Sendable {
     /// The assets a generation lists (any schema), or nil when the names are unsafe or the
     /// generation is not readable. Generations never change once visible, so callers may cache this.
     public func assetIndex(group: String, generationId: String) -> [AssetInfo]? {
-        guard SafeName.isSafe(group), SafeName.isSafe(generationId),
+        guard SafeName.isGroupName(group), SafeName.isSafe(generationId),
               case .success(let generation) = reader(for: group).load(generationId, schemaVersion: nil) else { return nil }
         return generation.assets
     }
@@ -183,7 +183,7 @@ public final class FeedStore: Sendable {
     /// `<group>/generations/<id>/assets/<name>` without following any symlink; it must be a regular
     /// file. (Whether the generation lists the name is `assetIndex`'s answer.)
     public func openAsset(group: String, generationId: String, name: String) throws -> OpenedFile {
-        guard SafeName.isSafe(group), SafeName.isSafe(generationId), SafeName.isSafe(name) else {
+        guard SafeName.isGroupName(group), SafeName.isSafe(generationId), SafeName.isSafe(name) else {
             throw FileSystemError(kind: .notFound, operation: "open asset (unsafe name)", path: name)
         }
         return try fileSystem.openBeneath(root, [group, "generations", generationId, "assets", name])
@@ -192,7 +192,7 @@ public final class FeedStore: Sendable {
     /// The groups under the root (folders with safe names), sorted.
     public func groups() -> [String] {
         let entries = (try? fileSystem.listDirectory(root)) ?? []
-        return entries.filter { $0.isDirectory && SafeName.isSafe($0.name) }.map(\.name).sorted()
+        return entries.filter { $0.isDirectory && SafeName.isGroupName($0.name) }.map(\.name).sorted()
     }
 }
 

@@ -1,0 +1,43 @@
+import FeedStore
+
+extension FeedRoutes {
+    /// Largest asset file whose header is read to learn its pixel size.
+    static let maxHeaderProbeBytes = 64 << 20
+
+    /// `GET /feeds/{group}/warnings`: the platform-limit warnings of the served generation, the
+    /// same checks a publish answer carries (the preview page shows them). Works for generations
+    /// written by anyone: an asset whose envelope gives no pixel size is measured from its header.
+    func warnings(_ routed: RoutedRequest) -> HTTPResponse {
+        let group: String, schemaVersion: Int?
+        switch readTarget(routed) {
+        case .failure(let problem): return problem.response
+        case .success(let target): (group, schemaVersion) = target
+        }
+        let read = store.read(group: group, schemaVersion: schemaVersion)
+        guard let generation = read.served else {
+            return Problem(status: 404, type: "no-feed", title: "No feed",
+                           detail: "Group '\(group)' has no readable generation\(schemaVersion.map { " with schemaVersion \($0)" } ?? "").").response
+        }
+        let payload = (try? JSONParser.parse(generation.compactPayload)) ?? .null
+        let assets = generation.assets.map { asset -> FeedLint.Asset in
+            if let width = asset.width, let height = asset.height { return FeedLint.Asset(name: asset.name, width: width, height: height) }
+            let size = measured(group: group, generation: generation.id, asset: asset)
+            return FeedLint.Asset(name: asset.name, width: size?.width, height: size?.height)
+        }
+        let body = CompactJSON.bytes(.object([
+            JSONMember("group", .string(group)),
+            JSONMember("generationId", .string(generation.id)),
+            JSONMember("fingerprint", .string(generation.fingerprint)),
+            JSONMember("warnings", PublishLint.json(lint.warnings(payload: payload, assets: assets))),
+        ]))
+        return .json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
+    }
+
+    /// Width and height from the file's header (WidgetBridge's own generations record none).
+    private func measured(group: String, generation: String, asset: AssetInfo) -> (width: Int, height: Int)? {
+        guard asset.bytes <= Self.maxHeaderProbeBytes,
+              let file = try? store.openAsset(group: group, generationId: generation, name: asset.name),
+              let bytes = try? file.read(count: min(file.size, Self.maxHeaderProbeBytes)) else { return nil }
+        return encoder.dimensions(of: .bytes(bytes))
+    }
+}

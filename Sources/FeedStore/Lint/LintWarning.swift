@@ -1,0 +1,39 @@
+/// What a publish can be warned about (the `code` of a warning).
+public enum LintCode: String, CaseIterable, Sendable, Equatable {
+    /// An image above WidgetKit's largest area.
+    case iosImageArea = "ios-image-area"
+    /// The generation's decoded images above the iOS widget extension's memory ceiling.
+    case iosExtensionMemory = "ios-extension-memory"
+    /// The generation's decoded images above Android's RemoteViews bitmap budget.
+    case androidBitmapMemory = "android-bitmap-memory"
+    /// A payload string names an image file the generation does not have.
+    case assetNotFound = "asset-not-found"
+    /// An asset no payload string names.
+    case assetUnreferenced = "asset-unreferenced"
+}
+
+/// One problem a device would have with a feed, found on the server before it gets there.
+public struct LintWarning: Equatable, Sendable {
+    /// What kind of problem.
+    public var code: LintCode
+    /// A sentence saying what is wrong, with the figures, and what the device will do.
+    public var detail: String
+    /// The asset concerned (for `asset-not-found`: the file name the payload gives).
+    public var asset: String?
+    /// The limit broken, in the unit of `actual` (pixels or bytes).
+    public var limit: Int?
+    /// The figure that broke it.
+    public var actual: Int?
+    /// Where in the payload (RFC 6901 JSON Pointer) the string naming the file is.
+    public var pointer: String?
+
+    /// Creates a warning.
+    public init(code: LintCode, detail: String, asset: String? = nil, limit: Int? = nil, actual: Int? = nil, pointer: String? = nil) {
+        self.code = code
+        self.detail = detail
+        self.asset = asset
+        self.limit = limit
+        self.actual = actual
+        self.pointer = pointer
+    }
+}
