@@ -55,6 +55,7 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+COPY Fuzz/Sources ./Fuzz/Sources
 RUN swift build -c release --product feed-server --static-swift-stdlib \
  && install -D .build/release/feed-server /out/feed-server \
  && strip /out/feed-server

@@ -33,8 +33,6 @@ enum ParameterTarget {
         return store
     }()
 
-    /// The read cache the timeline handler reads the store through.
-    static let cache = FeedResponseCache(store: store)
 
     static func check(_ input: [UInt8]) throws(PropertyViolation) {
         let text = String(decoding: input.filter { $0 != 0 }, as: UTF8.self)
@@ -47,6 +45,11 @@ enum ParameterTarget {
         try checkRequestID(headers["X-Request-Id"])
         let request = HTTPRequest(method: "GET", rawPath: "/rotation", query: query, headers: headers, body: [], parts: nil, id: "fuzz")
         try checkMediaType(request)
+        // A read cache per input, not one for the whole run: the cache keeps each generation's
+        // parsed payload, and a `JSONValue` that outlives the run is reported by LeakSanitizer at
+        // exit (Swift stores an enum's case in spare bits of its box pointers, which LSan does
+        // not recognise as pointers, so the boxes look unreferenced). docs/testing.md.
+        let cache = FeedResponseCache(store: store)
         let routes = RotationRoutes(store: store, cache: cache, clock: FixedClock(epochMs: now))
         try checkRotation(routes.rotation(RoutedRequest(request: request, parameters: [])), query: query)
         try checkTimeline(routes.timeline(RoutedRequest(request: request, parameters: ["g"])), query: query)
