@@ -117,6 +117,25 @@ import Glibc
         #expect(tight.width == 512, "quality steps come before size steps")
     }
 
+    /// `pack(threads:)` prepares every candidate ahead and then drops its decoded pixels; a
+    /// candidate whose first attempt does not fit is decoded again by the packing pass. The
+    /// result must be the sequential pack's, byte for byte, for both kinds of candidate.
+    @Test func parallelPackMatchesSequentialPackWhenImagesMustShrinkAgain() throws {
+        let photos = try (0..<4).map { try TestImages.jpeg(width: 1600 + 200 * $0, height: 1200) }
+        let candidates = photos.enumerated().map { AssetBudget.Candidate(name: "p\($0.offset).jpg", source: $0.element) }
+        let firstAttempts = AssetBudget().pack(candidates, encoder: try VipsImageEncoder()).packed.map(\.image.bytes.count)
+        // Per-image limit just under the smallest first attempt: every image must step down.
+        let smallest = try #require(firstAttempts.min())
+        let budget = AssetBudget(maxBytesPerImage: smallest - 1)
+        let sequential = budget.pack(candidates, encoder: try VipsImageEncoder())
+        let parallel = try VipsImageEncoder().pack(candidates, budget: budget, threads: 3)
+        #expect(sequential.packed.count == candidates.count, "every image fits after stepping down")
+        #expect(sequential.packed.allSatisfy { $0.image.bytes.count < smallest })
+        #expect(parallel.packed.map(\.name) == sequential.packed.map(\.name))
+        #expect(parallel.packed.map(\.image.bytes) == sequential.packed.map(\.image.bytes))
+        #expect(parallel.skipped.map(\.name) == sequential.skipped.map(\.name))
+    }
+
     private func peakResidentBytes() -> Int {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
