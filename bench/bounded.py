@@ -294,14 +294,56 @@ def probes(port, stop, count, limit, path):
     return join
 
 
+class Nginx:
+    """nginx serving one file at /feeds/read, keep-alive, access log off: the reference server
+    for `reads`, probed at the same moments as feed-server, so what the load does to any
+    server on these cores is measured beside what it does to ours."""
+
+    def __init__(self, body):
+        self.root = tempfile.mkdtemp(prefix="bounded-nginx-")
+        os.makedirs(os.path.join(self.root, "www", "feeds"))
+        with open(os.path.join(self.root, "www", "feeds", "read"), "wb") as f:
+            f.write(body)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        conf = os.path.join(self.root, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(f"""user root; worker_processes 2; pid {self.root}/nginx.pid; error_log {self.root}/error.log;
+events {{ worker_connections 1024; }}
+http {{ access_log off; sendfile on; keepalive_requests 1000000; default_type application/json;
+  server {{ listen 127.0.0.1:{self.port}; root {self.root}/www; location / {{ etag on; }} }} }}
+""")
+        subprocess.run(["nginx", "-c", conf], check=True)
+        for _ in range(100):
+            try:
+                if request(self.port, "GET", "/feeds/read")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("nginx did not start")
+
+    def close(self):
+        with open(os.path.join(self.root, "nginx.pid")) as f:
+            os.kill(int(f.read().strip()), 15)
+        time.sleep(0.3)
+        subprocess.run(["rm", "-rf", self.root])
+
+
 def reads():
-    """Read latency of a cached feed (2 keep-alive readers), idle and during a 48-photo publish."""
+    """Read latency of a cached feed (2 keep-alive readers), idle and during a 48-photo publish,
+    with nginx serving the same bytes probed the same way at the same moments (2 readers)."""
     photos = photo_bytes()
     server = Server()
+    nginx = None
     try:
         request(server.port, "PUT", "/feeds/read", json.dumps({"items": [{"title": f"item {i}"} for i in range(40)]}),
                 {"Content-Type": "application/json"})
-        idle = probes(server.port, multiprocessing.Event(), 2, 1000, "/feeds/read")()
+        nginx = Nginx(request(server.port, "GET", "/feeds/read")[1])
+        idle_stop = multiprocessing.Event()
+        join_ours, join_nginx = probes(server.port, idle_stop, 2, 1000, "/feeds/read"), probes(nginx.port, idle_stop, 2, 1000, "/feeds/read")
+        idle, idle_nginx = join_ours(), join_nginx()
 
         content_type, chunks = multipart(photos)
         total = sum(len(c) for c in chunks)
@@ -311,24 +353,29 @@ def reads():
             outcome["result"] = exchange(server.port, "PUT", "/feeds/photos", {"Content-Type": content_type}, chunks, total)
             stop.set()
 
-        join = probes(server.port, stop, 2, 100_000, "/feeds/read")
+        join_ours, join_nginx = probes(server.port, stop, 2, 100_000, "/feeds/read"), probes(nginx.port, stop, 2, 100_000, "/feeds/read")
         time.sleep(0.2)
         publisher = threading.Thread(target=publish)
         publisher.start()
         publisher.join(600)
         stop.set()
-        busy = join()
+        busy, busy_nginx = join_ours(), join_nginx()
         status, seconds = outcome["result"][0], outcome["result"][1]
         idle_p99, busy_p99, worst = pct(idle, 99), pct(busy, 99), max(busy)
-        print("| case | reads | p50 ms | p99 ms | max ms |")
-        print("|---|---|---|---|---|")
-        print(f"| idle | {len(idle)} | {pct(idle, 50):.2f} | {idle_p99:.2f} | {max(idle):.2f} |")
-        print(f"| during the 48-photo publish ({status}, {seconds:.2f} s, {total/1e6:.0f} MB) | {len(busy)} | "
-              f"{pct(busy, 50):.2f} | {busy_p99:.2f} | {worst:.2f} |")
+        during = f"during the 48-photo publish ({status}, {seconds:.2f} s, {total/1e6:.0f} MB)"
+        print("| server | case | reads | p50 ms | p99 ms | max ms |")
+        print("|---|---|---|---|---|---|")
+        for name, quiet, loaded in (("feed-server", idle, busy), ("nginx (same bytes, reference)", idle_nginx, busy_nginx)):
+            print(f"| {name} | idle | {len(quiet)} | {pct(quiet, 50):.2f} | {pct(quiet, 99):.2f} | {max(quiet):.2f} |")
+            print(f"| {name} | {during} | {len(loaded)} | {pct(loaded, 50):.2f} | {pct(loaded, 99):.2f} | {max(loaded):.2f} |")
         print()
         print(f"Worst read {worst:.2f} ms (target ≤ 20 ms: {'met' if worst <= 20 else 'missed'}); "
-              f"p99 {busy_p99 / idle_p99:.2f}× idle p99 (target ≤ 2×: {'met' if busy_p99 <= 2 * idle_p99 else 'missed'}).")
+              f"p99 {busy_p99 / idle_p99:.2f}× idle p99 (target ≤ 2×: {'met' if busy_p99 <= 2 * idle_p99 else 'missed'}); "
+              f"nginx in the same run: p99 {pct(busy_nginx, 99) / pct(idle_nginx, 99):.2f}× its idle p99, "
+              f"worst {max(busy_nginx):.2f} ms.")
     finally:
+        if nginx:
+            nginx.close()
         server.close()
 
 

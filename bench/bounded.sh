@@ -10,6 +10,7 @@ bash scripts/install-deps.sh
 need=()
 command -v vips >/dev/null || need+=(libvips-tools)
 [ -x /usr/bin/convert ] || need+=(imagemagick)
+command -v nginx >/dev/null || need+=(nginx-light)
 if [ "${#need[@]}" -gt 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}"; fi
 swift build -c release --product feed-server >/dev/null
 bash bench/photos.sh 48
