@@ -45,6 +45,10 @@ import Testing
         // The header still works, and wins over a query parameter next to it.
         #expect(try client.get("/feeds/g/warnings?access_token=x", headers: [("Authorization", "Bearer \(Self.reader)")]).status == 200)
 
+        // The page shells hold no data: they load without a token and then ask for it.
+        #expect(try client.get("/preview/g").status == 200)
+        #expect(try client.get("/").status == 200)
+
         child.signal(SIGTERM)
         #expect(child.waitForExit() == 0)
         let log = child.output

@@ -2,7 +2,7 @@ import FeedStore
 
 /// Bearer tokens: `--token` guards writes (PUT, DELETE, POST), `--read-token` guards reads when
 /// set. A server with any token never accepts an anonymous write: with only `--read-token`, that
-/// token is needed for writes too. `/healthz` and CORS preflights stay open. Tokens are compared
+/// token is needed for writes too. `/healthz`, the page shells and CORS preflights stay open. Tokens are compared
 /// in constant time.
 ///
 /// `EventSource` cannot send headers, so the read routes a page follows (the event stream and the
@@ -14,8 +14,9 @@ struct Authorization: Sendable {
     let writeToken: String?
     let readToken: String?
 
-    /// Routes anyone may call whatever the tokens.
-    static let openRoutes: Set<String> = ["/healthz"]
+    /// Routes anyone may call whatever the tokens: the health check, and the two static pages
+    /// (they hold no data; they ask for the read token and send it with every read).
+    static let openRoutes: Set<String> = ["/healthz", "/", "/preview/{group}"]
     /// More such routes for this server (the fault route while the lab is off: a plain 404).
     var alsoOpen: Set<String> = []
     /// The query parameter that may carry the token on the routes that follow a feed.
