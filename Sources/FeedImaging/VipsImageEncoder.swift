@@ -3,6 +3,8 @@ import FeedStore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The asset budget's encoder, on libvips: JPEG and PNG in, sRGB JPEG or PNG out, oriented,
@@ -186,7 +188,11 @@ final class PreparedRenderers: @unchecked Sendable {
 
 /// A joinable POSIX thread (the HTTP worker that runs a publish waits for its helpers).
 final class Worker: @unchecked Sendable {
+    #if canImport(Darwin)
+    private var thread: pthread_t?  // a pointer type on Darwin, an integer on Linux
+    #else
     private var thread = pthread_t()
+    #endif
     private let body: @Sendable () -> Void
 
     init(_ body: @escaping @Sendable () -> Void) {
@@ -199,5 +205,11 @@ final class Worker: @unchecked Sendable {
         }, context)
     }
 
-    func join() { pthread_join(thread, nil) }
+    func join() {
+        #if canImport(Darwin)
+        if let thread { pthread_join(thread, nil) }
+        #else
+        pthread_join(thread, nil)
+        #endif
+    }
 }

@@ -105,7 +105,7 @@ public struct PosixFileSystem: FileSystem {
     }
 
     public func rename(_ source: String, to destination: String) throws {
-        _ = try Syscall.run("rename", "\(source) -> \(destination)") { Glibc.rename(source, destination) }
+        _ = try Syscall.run("rename", "\(source) -> \(destination)") { posixRename(source, destination) }
     }
 
     public func removeTree(_ path: String) throws {
@@ -171,4 +171,13 @@ extension FileStatus {
             inode: UInt64(info.st_ino)
         )
     }
+}
+
+/// rename(2) by its module's name (the file system's own `rename` method hides the C call).
+private func posixRename(_ source: String, _ destination: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.rename(source, destination)
+    #else
+    Darwin.rename(source, destination)
+    #endif
 }
