@@ -198,7 +198,8 @@ final class Worker: @unchecked Sendable {
     init(_ body: @escaping @Sendable () -> Void) {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { raw in
+        pthread_create(&thread, nil, { argument in
+            let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
             let worker = Unmanaged<Worker>.fromOpaque(raw!).takeRetainedValue()
             worker.body()
             return nil

@@ -23,7 +23,8 @@ enum DetachedThread {
         #else
         var thread = pthread_t()
         #endif
-        let status = pthread_create(&thread, nil, { raw in
+        let status = pthread_create(&thread, nil, { argument in
+            let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
             guard let raw else { return nil }
             Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
             return nil
