@@ -9,13 +9,16 @@ let package = Package(
         .executable(name: "feed-server", targets: ["FeedServer"]),
         .executable(name: "feed-fuzz", targets: ["FeedFuzz"]),
     ],
+    // Providers: Debian's packages (what is built and tested, on Linux) and Homebrew's, which
+    // SwiftPM names when pkg-config cannot find a library on a Mac. The macOS build is not built
+    // or tested here (docs/recipes.md: the container is the verified way on a Mac).
     targets: [
         // libmicrohttpd as found by pkg-config; headers only, no code of ours.
         .systemLibrary(
             name: "CMicroHTTPDSystem",
             path: "Sources/CMicroHTTPD/System",
             pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
         // Thin C shim: wrappers for libmicrohttpd's variadic calls. No policy.
         .target(
@@ -29,14 +32,14 @@ let package = Package(
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         // libvips as found by pkg-config; headers only.
         .systemLibrary(
             name: "CVipsSystem",
             path: "Sources/CVips/System",
             pkgConfig: "vips",
-            providers: [.apt(["libvips-dev"])]
+            providers: [.apt(["libvips-dev"]), .brew(["vips"])]
         ),
         // Thin C shim over libvips: wrappers for its variadic calls, loader block list. No policy.
         .target(

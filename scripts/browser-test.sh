@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The preview page in a real browser: Debian's headless Chromium driven by Selenium
 # (Tests/BrowserTests/preview_test.py). Installs chromium and chromium-driver when missing.
-# The screenshot lands in test-output/preview.png.
+# Screenshots land in test-output/: preview.png, preview-limits.png and preview-matrix.png (the
+# matrix of every widget family, appearance, text size and direction).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then

@@ -6,6 +6,9 @@
 #     reads both back, checks every other image format is refused as today, and compares the
 #     multipart answer with the host's own build (Debian's libvips42): Tests/ContainerTests/exercise.py;
 #  3. stops it (exit code 0 after SIGTERM);
+#  3b. runs it on a host folder bind-mounted as its root, as the invoking user (--user), and
+#     checks ownership, flock and atomic renames across the mount and the preview from the host
+#     (Tests/ContainerTests/bind_mount.py; the Simulator recipe of docs/recipes.md);
 #  4. starts compose.yaml with podman-compose and checks the seeding publisher's feed is served.
 #
 # No registry but Debian's and PyPI is reachable, so the Dockerfile's two base images are made
@@ -82,7 +85,7 @@ name="feed-server-test-$$"
 project="fstest$$"
 reference_pid=""
 cleanup() {
-  podman rm -f "$name" >/dev/null 2>&1 || true
+  podman rm -f "$name" "$name-mount" >/dev/null 2>&1 || true
   if [ -f "$work/compose-started" ]; then
     podman-compose -p "$project" -f compose.yaml down -v >/dev/null 2>&1 || true
   fi
@@ -241,6 +244,27 @@ podman stop -t 10 "$name" >/dev/null
 code=$(podman inspect --format '{{.State.ExitCode}}' "$name")
 [ "$code" = 0 ] || { podman logs "$name" 2>&1 | tail -20; fail "exit code $code after SIGTERM"; }
 phase "image exercised"
+
+# --- a host folder as the root (docs/recipes.md: the Simulator's App Group folder on a Mac) ----
+# Run as the invoking user (sudo's SUDO_UID, or 1000, a first login user, when run as root
+# directly) so the files are theirs; bind_mount.py checks ownership, flock and atomic renames
+# across the mount, and the preview from the host.
+dev_uid=${SUDO_UID:-1000}; dev_gid=${SUDO_GID:-1000}
+if [ "$dev_uid" = 0 ]; then dev_uid=1000; dev_gid=1000; fi
+app_group=$work/AppGroup
+mkdir -p "$app_group"
+chown "$dev_uid:$dev_gid" "$app_group"
+mount_port=$(free_port)
+podman run -d --name "$name-mount" --user "$dev_uid:$dev_gid" -v "$app_group:/data" \
+  -p "127.0.0.1:$mount_port:8080" --health-interval disable "$image" >/dev/null
+for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$mount_port/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
+[ "$(podman exec "$name-mount" id -u)" = "$dev_uid" ] || fail "bind mount: the container does not run as $dev_uid"
+/usr/bin/python3 Tests/ContainerTests/bind_mount.py "http://127.0.0.1:$mount_port" "$app_group" "$dev_uid" "$dev_gid" \
+  || { podman logs "$name-mount" 2>&1 | tail -20; fail "the image on a bind-mounted folder"; }
+podman stop -t 10 "$name-mount" >/dev/null
+code=$(podman inspect --format '{{.State.ExitCode}}' "$name-mount")
+[ "$code" = 0 ] || { podman logs "$name-mount" 2>&1 | tail -20; fail "bind mount: exit code $code after SIGTERM"; }
+phase "bind mount"
 
 # --- compose ---------------------------------------------------------------------------------
 compose_port=$(free_port)

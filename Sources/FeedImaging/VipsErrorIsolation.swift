@@ -2,6 +2,8 @@ import CVips
 import FeedStore
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Gives each failing libvips call its own error text.

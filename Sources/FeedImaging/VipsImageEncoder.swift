@@ -3,6 +3,8 @@ import FeedStore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The asset budget's encoder, on libvips: JPEG and PNG in, sRGB JPEG or PNG out, oriented,
@@ -200,18 +202,29 @@ final class PreparedRenderers: @unchecked Sendable {
 
 /// A joinable POSIX thread (the HTTP worker that runs a publish waits for its helpers).
 final class Worker: @unchecked Sendable {
+    #if canImport(Darwin)
+    private var thread: pthread_t?  // a pointer type on Darwin, an integer on Linux
+    #else
     private var thread = pthread_t()
+    #endif
     private let body: @Sendable () -> Void
 
     init(_ body: @escaping @Sendable () -> Void) {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { raw in
+        pthread_create(&thread, nil, { argument in
+            let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
             let worker = Unmanaged<Worker>.fromOpaque(raw!).takeRetainedValue()
             worker.body()
             return nil
         }, context)
     }
 
-    func join() { pthread_join(thread, nil) }
+    func join() {
+        #if canImport(Darwin)
+        if let thread { pthread_join(thread, nil) }
+        #else
+        pthread_join(thread, nil)
+        #endif
+    }
 }

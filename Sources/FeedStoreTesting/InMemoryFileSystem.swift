@@ -227,4 +227,6 @@ enum Thread {
 }
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif

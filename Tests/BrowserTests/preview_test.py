@@ -3,8 +3,10 @@
 chromium-driver) driven by Selenium opens /preview/{group} on a live server; a publish must show
 on the page within 3 s without a reload; corrupting the current generation on disk must raise the
 fallback banner; platform-limit warnings must show on the frames and in the gallery; injected
-faults (fault lab) must show in the history; the console must stay free of errors; screenshots go
-to test-output/.
+faults (fault lab) must show in the history; the matrix must draw every variant of every family
+at its size with no text outside its frame, and a ?at= link must reproduce the view; with
+--read-token the page must ask for the token once and follow the feed with it; the console must
+stay free of errors; screenshots go to OUTPUT_DIR.
 
 Usage: preview_test.py FEED_SERVER_BINARY OUTPUT_DIR. Prints "N passed, N failed" and exits non-zero on failure.
 """
@@ -29,14 +31,14 @@ def png(width, height, rgb):
     chunk = lambda kind, data: struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(row * height)) + chunk(b"IEND", b"")
 
-def publish(payload, images, group="quotes", query=""):
+def publish(payload, images, group="quotes", query="", server_base=None, headers={}):
     boundary = "previewtestboundary"
     body = b""
     body += f'--{boundary}\r\nContent-Disposition: form-data; name="payload"\r\nContent-Type: application/json\r\n\r\n'.encode() + json.dumps(payload).encode() + b"\r\n"
     for name, data in images.items():
         body += f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\nContent-Type: image/png\r\n\r\n'.encode() + data + b"\r\n"
     body += f"--{boundary}--\r\n".encode()
-    request = urllib.request.Request(base + "/feeds/" + group + query, data=body, method="PUT", headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
+    request = urllib.request.Request((server_base or base) + "/feeds/" + group + query, data=body, method="PUT", headers={"Content-Type": "multipart/form-data; boundary=" + boundary, **headers})
     return json.load(urllib.request.urlopen(request))
 
 def inject(group, kind):
@@ -56,6 +58,126 @@ def wait_for(predicate, seconds):
 
 first = publish({"quotes": [{"id": "q1", "text": "Carpe diem", "image": "q1.png"}, {"id": "q2", "text": "Festina lente", "image": "q2.png"}], "emptyText": "Nothing yet"},
                 {"q1.png": png(600, 400, (200, 40, 40)), "q2.png": png(400, 600, (40, 40, 200))})
+
+def matrix_frames():
+    return driver.execute_script("""
+      return [...document.querySelectorAll('#matrix .frame')].map((frame) => {
+        const widget = frame.querySelector('.widget'), title = frame.querySelector('.title');
+        const w = widget.getBoundingClientRect(), t = title.getBoundingClientRect();
+        return { family: frame.dataset.family, appearance: frame.dataset.appearance, textSize: frame.dataset.textSize,
+                 direction: frame.dataset.direction, width: Number(frame.dataset.width), height: Number(frame.dataset.height),
+                 boxWidth: w.width, boxHeight: w.height, dir: getComputedStyle(widget).direction,
+                 inside: t.left >= w.left - 0.5 && t.right <= w.right + 0.5 && t.top >= w.top - 0.5 && t.bottom <= w.bottom + 0.5,
+                 scrollWidth: title.scrollWidth, clientWidth: title.clientWidth, font: parseFloat(getComputedStyle(title).fontSize),
+                 cut: frame.dataset.cut === 'true', warnings: widget.dataset.warnings,
+                 notes: [...frame.querySelectorAll('.frame-warnings li')].map((li) => li.dataset.code) };
+      });""")
+
+def check_variants(device, families):
+    driver.execute_script("const s = document.getElementById('device'); s.value = arguments[0]; s.dispatchEvent(new Event('change'));", device)
+    frames = matrix_frames()
+    combos = sorted((f["family"], f["width"], f["height"], f["appearance"], f["textSize"], f["direction"]) for f in frames)
+    expected = sorted((family, w, h, a, t, d) for family, w, h in families for a in ["light", "dark", "tinted"] for t in ["default", "largest"] for d in ["ltr", "rtl"])
+    check(f"{device}: every family in every appearance, text size and direction ({len(frames)} frames)", combos == expected, str(combos[:6]))
+    check(f"{device}: every frame at its size", all(abs(f["boxWidth"] - f["width"]) < 0.5 and abs(f["boxHeight"] - f["height"]) < 0.5 for f in frames),
+          str([(f["family"], f["width"], f["boxWidth"], f["height"], f["boxHeight"]) for f in frames if abs(f["boxWidth"] - f["width"]) >= 0.5][:3]))
+    check(f"{device}: no title wider than its box or outside its frame", all(f["scrollWidth"] <= f["clientWidth"] and f["inside"] for f in frames),
+          str([f for f in frames if not (f["scrollWidth"] <= f["clientWidth"] and f["inside"])][:2]))
+    check(f"{device}: right-to-left frames lay out right to left", all(f["dir"] == f["direction"] for f in frames))
+    return frames
+
+def check_matrix():
+    long_title = "Ceterum censeo Carthaginem esse delendam, " * 6
+    quotes = [{"text": f"Hour quote {n}" if n != 2 else long_title, "image": "m.png"} for n in range(5)]
+    published = publish({"quotes": quotes}, {"m.png": png(300, 200, (20, 120, 200))}, group="matrix")
+    driver.get(base + "/preview/matrix")
+    check("matrix page shows its generation", wait_for(lambda: driver.find_element(By.ID, "gen-id").text == published["generationId"], 5))
+    check("the page says it previews the data, not SwiftUI or Glance", "not of SwiftUI or Glance rendering" in driver.find_element(By.ID, "matrix-note").text)
+    wait_for(lambda: len(matrix_frames()) > 0, 3)
+    phone = check_variants("iphone-430", [("systemSmall", 170, 170), ("systemMedium", 364, 170), ("systemLarge", 364, 382),
+                                          ("accessoryCircular", 76, 76), ("accessoryRectangular", 172, 76), ("accessoryInline", 257, 26)])
+    small = {(f["appearance"], f["textSize"], f["direction"]): f for f in phone if f["family"] == "systemSmall"}
+    check("largest text is AX5 (53/17 of the default)", all(abs(small[(a, "largest", d)]["font"] / small[(a, "default", d)]["font"] - 53 / 17) < 0.01
+                                                            for a in ["light", "dark", "tinted"] for d in ["ltr", "rtl"]), str([(k, f["font"]) for k, f in small.items()][:4]))
+    check("a title too tall for the inline family is shrunk, and says so", all("text-shrunk" in f["notes"] for f in phone if f["family"] == "accessoryInline" and f["textSize"] == "largest"))
+    check_variants("ipad-1024", [("systemSmall", 170, 170), ("systemMedium", 378.5, 170), ("systemLarge", 378.5, 378.5), ("systemExtraLarge", 795, 378.5)])
+    android = check_variants("android-handheld", [(f"android", w, h) for w, h in [(109, 130), (306, 56), (109, 276), (306, 115), (245, 130), (624, 56), (245, 276), (624, 115)]])
+    labels = driver.find_element(By.ID, "matrix").text
+    check("Android frames name the launcher's range ends", "2×2 portrait (min width × max height) · 109×276 dp" in labels and "2×2 landscape (max width × min height) · 306×115 dp" in labels)
+
+    # ?at=: the scrubber writes the hour into the address; opening that address shows the same view.
+    driver.execute_script("const s = document.getElementById('device'); s.value = 'iphone-430'; s.dispatchEvent(new Event('change'));")
+    title_of = lambda: driver.find_element(By.CSS_SELECTOR, "#frames .widget .title").text
+    shown_at = None
+    for hour in range(24):
+        driver.execute_script("const h = document.getElementById('hour'); h.value = arguments[0]; h.dispatchEvent(new Event('input'));", hour)
+        if title_of() and title_of().startswith("Ceterum"):
+            shown_at = int(re.search(r"[?&]at=(\d+)", driver.current_url).group(1))
+            break
+    check("moving the scrubber sets ?at=", shown_at is not None, driver.current_url)
+    if shown_at is None:
+        return
+    timeline = json.load(urllib.request.urlopen(f"{base}/feeds/matrix/timeline?items=/quotes&hours=1&start={shown_at}"))
+    check("the frames show the server's timeline item for that instant", timeline["entries"][0]["item"]["text"] == long_title)
+    cut = [f for f in matrix_frames() if f["family"] == "systemSmall" and f["textSize"] == "largest"]
+    check("the long title is cut in the small family at the largest text size, and the frame says so", cut and all(f["cut"] and "text-cut" in f["notes"] for f in cut))
+    link, label, hour = driver.current_url, driver.find_element(By.ID, "hour-label").text, driver.find_element(By.ID, "hour").get_attribute("value")
+    driver.get("about:blank")
+    driver.get(link)
+    check("the ?at= link reproduces the view (hour, item, title)",
+          wait_for(lambda: driver.find_element(By.ID, "hour-label").text == label and driver.find_element(By.ID, "hour").get_attribute("value") == hour and title_of().startswith("Ceterum"), 5),
+          f"{driver.find_element(By.ID, 'hour-label').text} vs {label}")
+    driver.set_window_size(1400, 4200)
+    driver.find_element(By.ID, "matrix").screenshot(os.path.join(output, "preview-matrix.png"))
+    driver.set_window_size(1400, 1100)
+    check("matrix screenshot kept", os.path.getsize(os.path.join(output, "preview-matrix.png")) > 10000)
+
+def check_matrix_limits():
+    driver.execute_script("const s = document.getElementById('device'); s.value = 'iphone-393'; s.dispatchEvent(new Event('change'));")
+    frames = matrix_frames()
+    check("the limits page's matrix puts ios-image-area on every iOS frame but the inline one (it draws no image)",
+          len(frames) == 72 and all(("ios-image-area" in f["warnings"]) == (f["family"] != "accessoryInline") for f in frames),
+          str([(f["family"], f["warnings"]) for f in frames][:8]))
+    driver.execute_script("const s = document.getElementById('device'); s.value = 'android-tablet'; s.dispatchEvent(new Event('change'));")
+    check("and none on the Android frames", all("ios-image-area" not in f["warnings"] for f in matrix_frames()))
+
+def check_read_token():
+    reader, writer = "rd-browser-7Hq2", "wr-browser-3Lm8"
+    log_path = os.path.join(root, "token-server.log")
+    with open(log_path, "w") as log:
+        guarded = subprocess.Popen([binary, "--port", "0", "--root", root + "/guarded", "--read-token", reader, "--token", writer], stderr=log, text=True)
+    try:
+        wait_for(lambda: "listening on" in open(log_path).read(), 10)
+        guarded_base = re.search(r"listening on (http://\S+)", open(log_path).read()).group(1)
+        auth = {"Authorization": "Bearer " + writer}
+        first = publish({"items": [{"title": "Guarded one", "image": "g.png"}]}, {"g.png": png(64, 64, (200, 200, 20))}, group="g", server_base=guarded_base, headers=auth)
+        driver.get(guarded_base + "/preview/g")
+        form = lambda: driver.find_element(By.ID, "token-form")
+        check("with --read-token the page asks for the token", wait_for(lambda: form().is_displayed(), 5))
+        driver.find_element(By.ID, "token-input").send_keys("wrong-token")
+        driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        check("a refused token is asked again", wait_for(lambda: form().is_displayed() and "refused" in driver.find_element(By.ID, "token-message").text, 5))
+        driver.find_element(By.ID, "token-input").send_keys(reader)
+        driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        text = lambda element_id: driver.find_element(By.ID, element_id).text
+        check("with the token the page shows the feed", wait_for(lambda: text("gen-id") == first["generationId"], 5), text("gen-id"))
+        check("and follows it through the event stream", wait_for(lambda: "live" in text("connection") and "events" in text("connection"), 5), text("connection"))
+        check("images come through fetch with the token", wait_for(lambda: driver.execute_script(
+            "return [...document.querySelectorAll('#gallery img')].every((i) => i.src.startsWith('blob:') && i.naturalWidth === 64)"), 5))
+        second = publish({"items": [{"title": "Guarded two", "image": "g.png"}]}, {"g.png": png(64, 64, (20, 200, 20))}, group="g", server_base=guarded_base, headers=auth)
+        check("a publish reaches the page through the guarded event stream", wait_for(lambda: text("gen-id") == second["generationId"], 3), text("gen-id"))
+        driver.get(guarded_base + "/preview/g")
+        check("the token is kept for the tab: a reload does not ask again",
+              wait_for(lambda: text("gen-id") == second["generationId"], 5) and not form().is_displayed())
+        driver.get(guarded_base + "/")
+        check("the feed list uses the tab's token too", wait_for(lambda: "g" in [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#groups a")], 5))
+        driver.execute_script("sessionStorage.clear()")
+    finally:
+        guarded.terminate()
+        guarded.wait()
+    logged = open(log_path).read()
+    check("the server logged the event stream", "GET /feeds/g/events 200" in logged, logged[-500:])
+    check("the access log never shows the token", reader not in logged and "access_token" not in logged)
 
 options = webdriver.ChromeOptions()
 options.binary_location = "/usr/bin/chromium"
@@ -119,7 +241,12 @@ try:
     check("an injected corrupt pointer gets a current.json row", wait_for(lambda: "current.json" in row("corrupt-pointer").text, 4), text("history")[:400])
     check("and the fallback banner names the unusable pointer", wait_for(lambda: "unusable-pointer" in banner().text, 4), banner().text)
     driver.save_screenshot(os.path.join(output, "preview-limits.png"))
-    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    check_matrix_limits()
+    check_matrix()
+    check_read_token()
+    # The guarded server's 401s (before the token is given, and for the wrong one) are the
+    # designed path; Chromium logs every non-2xx fetch as a network error.
+    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE" and not (entry["source"] == "network" and "status of 401" in entry["message"])]
     check("no console errors", not errors, json.dumps(errors)[:500])
 finally:
     driver.quit()

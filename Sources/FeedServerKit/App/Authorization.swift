@@ -2,16 +2,25 @@ import FeedStore
 
 /// Bearer tokens: `--token` guards writes (PUT, DELETE, POST), `--read-token` guards reads when
 /// set. A server with any token never accepts an anonymous write: with only `--read-token`, that
-/// token is needed for writes too. `/healthz` and CORS preflights stay open. Tokens are compared
+/// token is needed for writes too. `/healthz`, the page shells and CORS preflights stay open. Tokens are compared
 /// in constant time.
+///
+/// `EventSource` cannot send headers, so the read routes a page follows (the event stream and the
+/// long-poll `GET /feeds/{group}?wait=`) also take the token as an `access_token` query
+/// parameter (RFC 6750 §2.3). Only there: anywhere else it is refused, so a token never has to
+/// travel in a URL that is cached, bookmarked or shared. The access log prints the path without
+/// its query, so the token never reaches it.
 struct Authorization: Sendable {
     let writeToken: String?
     let readToken: String?
 
-    /// Routes anyone may call whatever the tokens.
-    static let openRoutes: Set<String> = ["/healthz"]
+    /// Routes anyone may call whatever the tokens: the health check, and the two static pages
+    /// (they hold no data; they ask for the read token and send it with every read).
+    static let openRoutes: Set<String> = ["/healthz", "/", "/preview/{group}"]
     /// More such routes for this server (the fault route while the lab is off: a plain 404).
     var alsoOpen: Set<String> = []
+    /// The query parameter that may carry the token on the routes that follow a feed.
+    static let queryParameter = "access_token"
 
     /// The 401 to answer with, or nil when the request may proceed.
     func denial(for request: HTTPRequest, route: String) -> Problem? {
@@ -19,7 +28,13 @@ struct Authorization: Sendable {
         let isWrite = !["GET", "HEAD"].contains(request.method)
         let accepted = isWrite ? acceptedForWrites : acceptedForReads
         guard !accepted.isEmpty else { return nil }
-        let presented = Self.bearer(request.headers["Authorization"])
+        let inQuery = request.query[Self.queryParameter]
+        if request.headers["Authorization"] == nil, inQuery != nil, !Self.takesTokenInQuery(request, route: route) {
+            return Problem(status: 401, type: "unauthorized", title: "Unauthorized",
+                           detail: "access_token in the URL is accepted only by GET /feeds/{group}/events and the long-poll GET /feeds/{group}?wait=...; send an Authorization: Bearer <token> header here.",
+                           headers: [("WWW-Authenticate", "Bearer realm=\"feed-server\", error=\"invalid_request\"")])
+        }
+        let presented = Self.bearer(request.headers["Authorization"]) ?? inQuery
         if let presented, accepted.contains(where: { Self.constantTimeEqual($0, presented) }) { return nil }
         let challenge = presented == nil ? "Bearer realm=\"feed-server\"" : "Bearer realm=\"feed-server\", error=\"invalid_token\""
         return Problem(status: 401, type: "unauthorized", title: "Unauthorized",
@@ -27,6 +42,13 @@ struct Authorization: Sendable {
                            ? "This \(isWrite ? "write" : "read") needs an Authorization: Bearer <token> header."
                            : "The bearer token is not valid for this \(isWrite ? "write" : "read").",
                        headers: [("WWW-Authenticate", challenge)])
+    }
+
+    /// Reads that a browser page holds open while it follows a feed: the event stream and the
+    /// long-poll (a plain `GET /feeds/{group}` without `wait` does not qualify).
+    static func takesTokenInQuery(_ request: HTTPRequest, route: String) -> Bool {
+        guard ["GET", "HEAD"].contains(request.method) else { return false }
+        return route == "/feeds/{group}/events" || (route == "/feeds/{group}" && request.query["wait"] != nil)
     }
 
     /// The write token; failing that, the read token (any configured token closes writes).

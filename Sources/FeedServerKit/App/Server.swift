@@ -3,6 +3,8 @@ import FeedStore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The running service: the store, the routes and the HTTP daemon, wired together.

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `feed-server` as a command: parse options, start, wait for SIGINT/SIGTERM, shut down.

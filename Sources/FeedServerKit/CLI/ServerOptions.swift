@@ -93,7 +93,7 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--token", environment: "FEED_SERVER_TOKEN", placeholder: "SECRET",
                help: "PUT and DELETE need Authorization: Bearer SECRET (401 otherwise)") { $0.token = try nonEmpty($1, "--token") },
         Option(flag: "--read-token", environment: "FEED_SERVER_READ_TOKEN", placeholder: "SECRET",
-               help: "reads need Bearer SECRET (or the write token); without --token, writes need it too; /healthz stays open") { $0.readToken = try nonEmpty($1, "--read-token") },
+               help: "reads need Bearer SECRET (or the write token); without --token, writes need it too; /healthz and the preview pages stay open; the event stream and long-poll also take ?access_token=SECRET") { $0.readToken = try nonEmpty($1, "--read-token") },
         Option(flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGIN",
                help: "allow a page from ORIGIN (or *) to call the API (default: off)") { $0.corsOrigin = try nonEmpty($1, "--cors-origin") },
         Option(flag: "--on-publish", environment: "FEED_SERVER_ON_PUBLISH", placeholder: "COMMAND",

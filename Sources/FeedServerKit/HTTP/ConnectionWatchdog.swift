@@ -3,6 +3,8 @@ import FeedStore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Deadlines for slow clients, which libmicrohttpd 0.9.75 does not keep: its connection timeout

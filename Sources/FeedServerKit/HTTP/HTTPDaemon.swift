@@ -4,6 +4,8 @@ import FeedStore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Why the daemon could not start.
@@ -55,6 +57,13 @@ final class HTTPDaemon: @unchecked Sendable {
     // quiesce/stop/info, and `stopped` guards the one call that must happen once.
     private let daemon: OpaquePointer
     private let context: DaemonContext
+    /// How each worker waits for its sockets: epoll on Linux; elsewhere poll(2), as
+    /// libmicrohttpd 0.9 has no kqueue loop (a Darwin build, not built or tested here).
+    #if os(Linux)
+    private static let eventLoop = MHD_USE_EPOLL.rawValue
+    #else
+    private static let eventLoop = MHD_USE_POLL.rawValue
+    #endif
     private let stopped = Lock(false)
     private let quiescedListenSocket = Lock<Int32?>(nil)
     /// The port actually bound (differs from the setting when it was 0).
@@ -70,7 +79,7 @@ final class HTTPDaemon: @unchecked Sendable {
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
-                flags: UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+                flags: UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue | Self.eventLoop
                     | MHD_USE_ERROR_LOG.rawValue | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
                     | MHD_ALLOW_SUSPEND_RESUME.rawValue),
                 address: sockaddr,

@@ -1,6 +1,8 @@
 import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Owns one `struct MHD_Response` for one request: created from our response model, headers

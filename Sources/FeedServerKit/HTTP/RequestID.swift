@@ -1,6 +1,8 @@
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Request ids for `X-Request-Id` and the access log: the client's own when it sent a sane one,

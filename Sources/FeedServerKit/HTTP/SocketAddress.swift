@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// An IPv4 or IPv6 socket address to bind, resolved from a host literal or name.
@@ -11,7 +13,7 @@ struct SocketAddress {
     static func resolve(host: String, port: UInt16) throws -> SocketAddress {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = streamSocketType
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         var result: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &result)
@@ -37,7 +39,7 @@ struct SocketAddress {
     /// Why binding this address fails, found by trying it (libmicrohttpd does not report errno).
     mutating func bindProblem() -> String {
         let family = Int32(storage.ss_family)
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(family, streamSocketType, 0)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
         defer { close(fd) }
         var yes: Int32 = 1
@@ -50,3 +52,10 @@ struct SocketAddress {
         return "libmicrohttpd could not start (see its message above)"
     }
 }
+
+/// `SOCK_STREAM` as an `Int32`: an enum case in Glibc's headers, a plain macro in Darwin's.
+#if canImport(Glibc)
+private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+#else
+private let streamSocketType = SOCK_STREAM
+#endif

@@ -18,14 +18,23 @@ enum DetachedThread {
     /// Starts `body` on a new detached thread.
     static func start(_ body: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        #if canImport(Darwin)
+        var thread: pthread_t?  // a pointer type on Darwin, an integer on Linux
+        #else
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
+        #endif
+        let status = pthread_create(&thread, nil, { argument in
+            let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
             guard let raw else { return nil }
             Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
             return nil
         }, context)
         // Only at start-up, before any request: a server without its watcher would keep no deadline.
         guard status == 0 else { fatalError("cannot start a thread: \(String(cString: strerror(status)))") }
+        #if canImport(Darwin)
+        if let thread { pthread_detach(thread) }
+        #else
         pthread_detach(thread)
+        #endif
     }
 }

@@ -1,6 +1,8 @@
 import FeedStore
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Runs the fault lab's slow publishes: each on its own thread, holding its group's lock and

@@ -78,7 +78,7 @@ enum ShellCommand {
     /// `NAME=value` strings: the server's environment with `variables` set over it.
     private static func environment(adding variables: [String: String]) -> [String] {
         var entries: [String] = []
-        var cursor = environ
+        var cursor = ProcessEnvironment.block()
         while let entry = cursor.pointee {
             let text = String(cString: entry)
             let name = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
@@ -89,14 +89,20 @@ enum ShellCommand {
     }
 
     private static func spawn(_ command: String, environment: [String], output: Int32) throws -> pid_t {
+        // Opaque pointers on Darwin, structs on Linux.
+        #if canImport(Darwin)
+        var actions: posix_spawn_file_actions_t?
+        var attributes: posix_spawnattr_t?
+        #else
         var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, output, 1)
         posix_spawn_file_actions_adddup2(&actions, output, 2)
 
-        var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         var none = sigset_t()

@@ -12,8 +12,9 @@ struct PreviewRoutes: Sendable {
         HTTPResponse(status: 200, headers: [
             ("Content-Type", "text/html; charset=utf-8"),
             ("Cache-Control", "no-cache"),
-            // Nothing is fetched from anywhere but this server.
-            ("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; img-src 'self' data:"),
+            // Nothing is fetched from anywhere but this server (blob: holds images fetched with the
+            // read token, which an <img> cannot send).
+            ("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; img-src 'self' data: blob:"),
             ("X-Content-Type-Options", "nosniff"),
         ], body: bytes)
     }

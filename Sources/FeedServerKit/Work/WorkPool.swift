@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 /// A fixed set of threads for slow handlers (publishes, DELETE, listings, history, timelines),
 /// so libmicrohttpd's threads keep answering cached reads, 304s, assets and `/healthz` while a
@@ -51,6 +53,8 @@ final class WorkPool: @unchecked Sendable {
     private func lowerPriority() {
         #if os(Linux)
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)  // 0: the calling thread, on Linux
+        #elseif canImport(Darwin)
+        _ = setpriority(PRIO_DARWIN_THREAD, 0, PRIO_DARWIN_BG)  // Darwin's per-thread equivalent
         #endif
     }
 

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A value guarded by a `pthread_mutex_t`; the same `withLock` API as `Synchronization.Mutex`.

@@ -105,7 +105,7 @@ public struct PosixFileSystem: FileSystem {
     }
 
     public func rename(_ source: String, to destination: String) throws {
-        _ = try Syscall.run("rename", "\(source) -> \(destination)") { Glibc.rename(source, destination) }
+        _ = try Syscall.run("rename", "\(source) -> \(destination)") { posixRename(source, destination) }
     }
 
     public func removeTree(_ path: String) throws {
@@ -166,9 +166,29 @@ extension FileStatus {
         self.init(
             kind: kind,
             size: Int(info.st_size),
-            modificationNanos: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-            changeNanos: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec),
+            modificationNanos: Self.nanos(Self.modified(info)),
+            changeNanos: Self.nanos(Self.changed(info)),
             inode: UInt64(info.st_ino)
         )
     }
+
+    private static func nanos(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
+
+    // The same timestamps under Darwin's field names.
+    #if canImport(Darwin)
+    private static func modified(_ info: stat) -> timespec { info.st_mtimespec }
+    private static func changed(_ info: stat) -> timespec { info.st_ctimespec }
+    #else
+    private static func modified(_ info: stat) -> timespec { info.st_mtim }
+    private static func changed(_ info: stat) -> timespec { info.st_ctim }
+    #endif
+}
+
+/// rename(2) by its module's name (the file system's own `rename` method hides the C call).
+private func posixRename(_ source: String, _ destination: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.rename(source, destination)
+    #else
+    Darwin.rename(source, destination)
+    #endif
 }
