@@ -3,7 +3,7 @@
 # (and the network) when every one is already there. Used by run.sh and test.sh.
 set -euo pipefail
 
-packages=(libmicrohttpd-dev libssl-dev libvips-dev pkg-config strace)
+packages=(libmicrohttpd-dev libssl-dev libvips-dev libarchive-dev pkg-config strace)
 
 missing=()
 for package in "${packages[@]}"; do

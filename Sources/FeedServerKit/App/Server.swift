@@ -74,7 +74,8 @@ final class Server: Sendable {
         self.faultLab = faultLab
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
-        let router = Router(routes: feeds.routes + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
+        let archives = ArchiveRoutes(feeds: feeds, maxEntries: options.maxParts)
+        let router = Router(routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(
             router: router,

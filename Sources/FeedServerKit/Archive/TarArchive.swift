@@ -1,0 +1,169 @@
+import CArchive
+import FeedStore
+
+/// Why libarchive could not read or write a tar.
+struct TarError: Error, CustomStringConvertible {
+    /// libarchive's message (it names entries, never server paths).
+    let description: String
+
+    init(_ description: String) { self.description = description }
+
+    /// The current error of `handle`, or `fallback`.
+    init(_ handle: OpaquePointer, _ fallback: String) {
+        description = archive_error_string(handle).map { String(cString: $0) } ?? fallback
+    }
+}
+
+/// Reads a tar (ustar, pax, GNU; no compression) entry by entry. Owns the libarchive read
+/// handle (`archive_read_new` in init, `archive_read_free` in deinit).
+final class TarReader {
+    /// What an entry is; only regular files and folders are ever unpacked.
+    enum Kind: Equatable { case regular, directory, symbolicLink, hardLink, other }
+
+    /// One entry's header.
+    struct Entry {
+        /// The path as stored (nil when it is not UTF-8).
+        var path: String?
+        var kind: Kind
+        /// The declared size of its data.
+        var size: Int
+    }
+
+    private let handle: OpaquePointer
+    /// The bytes read from memory, kept alive as long as libarchive may read them.
+    private let memory: [UInt8]?
+    /// Data bytes read so far, over every entry.
+    private(set) var dataBytes = 0
+
+    /// A reader over an uploaded file.
+    convenience init(file: UploadedFile) throws {
+        try self.init(memory: nil) { handle in archive_read_open_filename(handle, file.path, 64 << 10) }
+    }
+
+    /// A reader over bytes in memory.
+    convenience init(bytes: [UInt8]) throws {
+        try self.init(memory: bytes) { _ in ARCHIVE_OK }
+    }
+
+    private init(memory: [UInt8]?, open: (OpaquePointer) -> Int32) throws {
+        guard let handle = archive_read_new() else { throw TarError("libarchive could not allocate a reader") }
+        self.handle = handle
+        self.memory = memory
+        archive_read_support_format_tar(handle)
+        let status: Int32
+        if let memory {
+            status = memory.withUnsafeBytes { archive_read_open_memory(handle, $0.baseAddress, $0.count) }
+        } else {
+            status = open(handle)
+        }
+        guard status == ARCHIVE_OK else { throw TarError(handle, "the archive cannot be opened") }
+    }
+
+    deinit { archive_read_free(handle) }
+
+    /// The next entry's header, or nil at the end of the archive.
+    func next() throws(TarError) -> Entry? {
+        var entry: OpaquePointer?
+        let status = archive_read_next_header(handle, &entry)
+        if status == ARCHIVE_EOF { return nil }
+        guard status >= ARCHIVE_WARN, let entry else { throw TarError(handle, "the archive is malformed") }
+        let kind: Kind
+        if archive_entry_hardlink(entry) != nil {
+            kind = .hardLink
+        } else if CArchive_entry_is_symlink(entry) != 0 {
+            kind = .symbolicLink
+        } else if CArchive_entry_is_directory(entry) != 0 {
+            kind = .directory
+        } else if CArchive_entry_is_regular(entry) != 0 {
+            kind = .regular
+        } else {
+            kind = .other
+        }
+        let size = archive_entry_size_is_set(entry) != 0 ? Int(clamping: archive_entry_size(entry)) : 0
+        let path = archive_entry_pathname(entry).flatMap { String(validatingCString: $0) }
+        return Entry(path: path, kind: kind, size: max(0, size))
+    }
+
+    /// Reads the current entry's data in pieces; stops with `TarError` once more than `limit`
+    /// bytes came (over all entries), whatever the header declared.
+    func readData(limit: Int, _ piece: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { archive_read_data(handle, $0.baseAddress, $0.count) }
+            if count == 0 { return }
+            guard count > 0 else { throw TarError(handle, "an entry's data cannot be read") }
+            dataBytes = dataBytes.addingSaturating(count)
+            guard dataBytes <= limit else { throw TarError("more than \(limit) bytes unpacked") }
+            try buffer.withUnsafeBytes { try piece(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+        }
+    }
+}
+
+/// Writes a pax-restricted tar (plain ustar whenever names allow) into memory. Owns the
+/// libarchive write handle (`archive_write_new` in init, `archive_write_free` in deinit).
+final class TarWriter {
+    /// Where the write callback appends; passed to libarchive as its client data.
+    private final class Sink {
+        var bytes: [UInt8] = []
+    }
+
+    private let handle: OpaquePointer
+    private let sink = Sink()
+    private let modificationSeconds: Int
+
+    /// A writer whose entries all carry `modificationSeconds` (so an export is a pure function
+    /// of the generation).
+    init(modificationSeconds: Int) throws {
+        guard let handle = archive_write_new() else { throw TarError("libarchive could not allocate a writer") }
+        self.handle = handle
+        self.modificationSeconds = modificationSeconds
+        archive_write_set_format_pax_restricted(handle)
+        archive_write_set_bytes_in_last_block(handle, 1)
+        let status = archive_write_open2(handle, Unmanaged.passUnretained(sink).toOpaque(), nil, { _, context, buffer, length in
+            guard let context, let buffer else { return -1 }
+            let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
+            sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: length))
+            return la_ssize_t(length)
+        }, nil, nil)
+        guard status == ARCHIVE_OK else { throw TarError(handle, "the archive cannot be started") }
+    }
+
+    deinit { archive_write_free(handle) }
+
+    /// Adds a folder entry.
+    func addDirectory(_ path: String) throws {
+        try add(path, size: 0, directory: true) {}
+    }
+
+    /// Adds a regular file with these bytes.
+    func addFile(_ path: String, _ bytes: [UInt8]) throws {
+        try add(path, size: bytes.count, directory: false) {
+            var written = 0
+            while written < bytes.count {
+                let count = bytes.withUnsafeBytes { raw -> Int in
+                    guard let base = raw.baseAddress else { return -1 }
+                    return archive_write_data(handle, base + written, raw.count - written)
+                }
+                guard count > 0 else { throw TarError(handle, "an entry's data cannot be written") }
+                written += count
+            }
+        }
+    }
+
+    private func add(_ path: String, size: Int, directory: Bool, data: () throws -> Void) throws {
+        guard let entry = archive_entry_new() else { throw TarError("libarchive could not allocate an entry") }
+        defer { archive_entry_free(entry) }
+        archive_entry_set_pathname(entry, path)
+        if directory { CArchive_entry_set_directory(entry) } else { CArchive_entry_set_regular(entry) }
+        archive_entry_set_size(entry, la_int64_t(size))
+        archive_entry_set_mtime(entry, time_t(modificationSeconds), 0)
+        guard archive_write_header(handle, entry) == ARCHIVE_OK else { throw TarError(handle, "an entry header cannot be written") }
+        try data()
+    }
+
+    /// Ends the archive and returns its bytes.
+    func finish() throws -> [UInt8] {
+        guard archive_write_close(handle) == ARCHIVE_OK else { throw TarError(handle, "the archive cannot be finished") }
+        return sink.bytes
+    }
+}
