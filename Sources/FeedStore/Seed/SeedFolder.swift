@@ -58,7 +58,7 @@ public struct SeedFolder: Sendable {
     }
 
     /// Hidden files, `name~` backups and `.swp`/`.swx` swap files.
-    static func isEditorLeftover(_ name: String) -> Bool {
+    public static func isEditorLeftover(_ name: String) -> Bool {
         name.hasPrefix(".") || name.hasSuffix("~") || name.hasSuffix(".swp") || name.hasSuffix(".swx")
     }
 
