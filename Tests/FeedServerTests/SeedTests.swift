@@ -108,12 +108,19 @@ import Testing
         try seed.write("bad-meta", "meta.json", #"{"schemaVersion":"two"}"#)
         try seed.write("no-payload", "assets/sun.jpg", Self.photo)
         try seed.write("also-good", "payload.json", #"[1,2,3]"#)
+        // Links are not followed: a payload or asset that is a symbolic link breaks its group.
+        try seed.write("secret", "payload.json", #"{"secret":true}"#)
+        try FileManager.default.createDirectory(atPath: seed.path + "/linked-payload", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: seed.path + "/linked-payload/payload.json", withDestinationPath: seed.path + "/secret/payload.json")
+        try seed.write("linked-asset", "payload.json", #"{"image":"sun.jpg"}"#)
+        try seed.write("linked-asset", "assets/real.jpg", Self.photo)
+        try FileManager.default.createSymbolicLink(atPath: seed.path + "/linked-asset/assets/sun.jpg", withDestinationPath: "real.jpg")
         try seeded(seed) { _, client in
             let good = try served(client, "good")
             #expect(good != nil)
             let alsoGood = try client.get("/feeds/also-good")
             #expect(alsoGood.status == 200)
-            for group in ["bad-json", "bad-meta", "no-payload"] {
+            for group in ["bad-json", "bad-meta", "no-payload", "linked-payload", "linked-asset"] {
                 let response = try client.get("/feeds/\(group)")
                 #expect(response.status == 404)
             }
