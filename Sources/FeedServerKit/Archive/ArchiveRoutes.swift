@@ -83,8 +83,15 @@ struct ArchiveRoutes: Sendable {
         case .success(let parsed): (group, parameters) = parsed
         }
         guard request.mediaType == "application/x-tar" else { return bodies.unsupported(request.headers["Content-Type"]).response }
+        let reader: TarReader
+        do {
+            reader = try request.bodyFile.map { try TarReader(file: $0) } ?? TarReader(bytes: request.body)
+        } catch {
+            return Self.malformed("\(error)").response
+        }
+        let limits = Limits(maxEntries: maxEntries, maxBytes: feeds.maxBodyBytes, maxPayloadBytes: store.configuration.maxFeedBytes)
         let unpacked: UnpackedArchive
-        switch unpack(request) {
+        switch Self.unpack(reader, limits: limits, into: request.uploads) {
         case .failure(let problem): return problem.response
         case .success(let archive): unpacked = archive
         }
@@ -112,18 +119,24 @@ struct ArchiveRoutes: Sendable {
         var assets: [AssetBudget.Candidate]
     }
 
+    /// The bounds an archive is read within.
+    struct Limits {
+        /// `--max-parts`: most entries.
+        var maxEntries: Int
+        /// `--max-body-bytes`: most data bytes of all entries together.
+        var maxBytes: Int
+        /// `--max-payload-bytes`: largest `payload.json`.
+        var maxPayloadBytes: Int
+    }
+
     /// Reads the tar entry by entry; refuses, before unpacking anything further, absolute paths,
-    /// `..`, links, devices and anything not in the seed layout (400), more than `--max-parts`
-    /// entries or more than `--max-body-bytes` of data (413, judged from each header first).
-    func unpack(_ request: HTTPRequest) -> Result<UnpackedArchive, Problem> {
-        let maxBytes = feeds.maxBodyBytes
-        let maxPayload = store.configuration.maxFeedBytes
-        let reader: TarReader
-        do {
-            reader = try request.bodyFile.map { try TarReader(file: $0) } ?? TarReader(bytes: request.body)
-        } catch {
-            return .failure(Self.malformed("\(error)"))
-        }
+    /// `..`, links, devices and anything not in the seed layout (400), more than `maxEntries`
+    /// entries or more than `maxBytes` of data (413, judged from each header first). Assets go
+    /// to files in `folder` (in memory without one).
+    static func unpack(_ reader: TarReader, limits: Limits, into folder: UploadFolder?) -> Result<UnpackedArchive, Problem> {
+        let maxBytes = limits.maxBytes
+        let maxPayload = limits.maxPayloadBytes
+        let maxEntries = limits.maxEntries
         var payload: [UInt8]?
         var meta: [UInt8]?
         var assets: [AssetBudget.Candidate] = []
@@ -168,7 +181,7 @@ struct ArchiveRoutes: Sendable {
                     }
                     meta = try readAll(reader, limit: maxBytes)
                 case .asset(let asset):
-                    assets.append(AssetBudget.Candidate(name: asset, source: try readAsset(reader, into: request.uploads, limit: maxBytes)))
+                    assets.append(AssetBudget.Candidate(name: asset, source: try readAsset(reader, into: folder, limit: maxBytes)))
                 }
             } catch is TarError where reader.dataBytes > maxBytes {
                 return .failure(Self.tooMuchData(maxBytes))
@@ -190,14 +203,14 @@ struct ArchiveRoutes: Sendable {
         return .success(UnpackedArchive(payload: payload, schemaVersion: schemaVersion, assets: assets))
     }
 
-    private func readAll(_ reader: TarReader, limit: Int) throws -> [UInt8] {
+    private static func readAll(_ reader: TarReader, limit: Int) throws -> [UInt8] {
         var bytes: [UInt8] = []
         try reader.readData(limit: limit) { bytes.append(contentsOf: $0) }
         return bytes
     }
 
     /// An asset's data, streamed to a file of the request's upload folder when it has one.
-    private func readAsset(_ reader: TarReader, into folder: UploadFolder?, limit: Int) throws -> AssetSource {
+    private static func readAsset(_ reader: TarReader, into folder: UploadFolder?, limit: Int) throws -> AssetSource {
         guard let folder else { return .bytes(try readAll(reader, limit: limit)) }
         let file = try folder.makeFile()
         try reader.readData(limit: limit) { try file.append($0) }
