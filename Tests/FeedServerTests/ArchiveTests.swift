@@ -48,7 +48,8 @@ struct HandTar {
     }
 
     @Test func anExportRestoredIntoAnotherGroupHasTheSameFingerprint() throws {
-        try withTestServer { _, client in
+        let scratch = ScratchDirectory()
+        try withTestServer(root: scratch.path) { _, client in
             var body = MultipartBody()
             body.field("payload", #"{"items":[{"image":"sun.jpg"},{"image":"badge.png"}],"emptyText":"none"}"#, contentType: "application/json")
             body.file("a", filename: "sun.jpg", Self.photo)
@@ -96,6 +97,9 @@ struct HandTar {
             #expect(try client.get("/feeds/copy/archive").header("ETag") == archive.header("ETag"))
             #expect(try client.get("/feeds/origin/archive", headers: [("If-None-Match", archive.header("ETag") ?? "")]).status == 304)
         }
+        // Exports are written to the upload folder and sent from there; nothing stays behind.
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/.feed-server-uploads")
+        #expect(left.isEmpty)
     }
 
     @Test func repackingOnRestoreUsesTheBudget() throws {

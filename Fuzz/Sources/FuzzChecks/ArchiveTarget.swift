@@ -64,9 +64,9 @@ enum ArchiveTarget {
         let generated = entries(from: bytes)
         let tar: [UInt8]
         do {
-            let writer = try TarWriter(modificationSeconds: 0)
-            for entry in generated { try writer.addFile(entry.path, entry.bytes) }
-            tar = try writer.finish()
+            tar = try TarWriter.bytes(modificationSeconds: 0) { writer in
+                for entry in generated { try writer.addFile(entry.path, entry.bytes) }
+            }
         } catch {
             throw PropertyViolation(property: "TarWriter writes any layout entries", observed: "\(error)")
         }

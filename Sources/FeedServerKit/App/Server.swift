@@ -89,7 +89,7 @@ final class Server: Sendable {
         self.faultLab = faultLab
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
-        let archives = ArchiveRoutes(feeds: feeds, maxEntries: options.maxParts)
+        let archives = ArchiveRoutes(feeds: feeds, uploads: uploads, maxEntries: options.maxParts)
         let router = Router(routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(

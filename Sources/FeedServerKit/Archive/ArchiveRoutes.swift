@@ -8,6 +8,8 @@ import FeedStore
 /// has the fingerprint of the exported one, unless `?images=pack` packs them again.
 struct ArchiveRoutes: Sendable {
     let feeds: FeedRoutes
+    /// Where exports are written before they are sent.
+    let uploads: UploadArea
     /// `--max-parts`: most entries in an archive.
     let maxEntries: Int
 
@@ -21,8 +23,9 @@ struct ArchiveRoutes: Sendable {
 
     // MARK: GET
 
-    /// The served generation (any schema, or `?schemaVersion=N`'s) as a tar, built in memory:
-    /// its size is the generation's, which the asset budget bounds.
+    /// The served generation (any schema, or `?schemaVersion=N`'s) as a tar, written piece by
+    /// piece to a file in the upload area and sent from there (the file is unlinked once open),
+    /// so an export never holds a generation in memory.
     func export(_ routed: RoutedRequest) -> HTTPResponse {
         let group: String, schemaVersion: Int?
         switch feeds.readTarget(routed) {
@@ -38,25 +41,49 @@ struct ArchiveRoutes: Sendable {
             return HTTPResponse(status: 304, headers: headers)
         }
         do {
-            let writer = try TarWriter(modificationSeconds: Int(generation.generatedAtEpochMs / 1000))
-            try writer.addFile("meta.json", SeedMeta.encoded(schemaVersion: generation.schemaVersion, generationId: generation.id,
-                                                             fingerprint: generation.fingerprint))
-            try writer.addFile("payload.json", generation.compactPayload + [0x0A])
-            if !generation.assets.isEmpty { try writer.addDirectory("assets") }
-            for asset in generation.assets {
-                let file = try store.openAsset(group: group, generationId: generation.id, name: asset.name)
-                try writer.addFile("assets/" + asset.name, try file.read(count: file.size))
-            }
+            let archive = try write(generation, group: group)
             headers.insert(("Content-Type", "application/x-tar"), at: 0)
             headers.append(("Content-Disposition", "attachment; filename=\"\(group).tar\""))
-            return HTTPResponse(status: 200, headers: headers, body: try writer.finish())
+            return HTTPResponse(file: archive, headers: headers)
         } catch {
-            // The generation was retired and removed while it was read: the next try gets the new one.
+            // Most likely the generation was retired and removed while it was read: the next
+            // try gets the new one.
+            let reason = (error as? FileSystemError).map { "\($0.kind)" } ?? (error as? TarError)?.description ?? "\(error)"
             return Problem(status: 503, type: "export-failed", title: "Export failed",
-                           detail: "Generation \(generation.id) of group '\(group)' could not be read completely (\((error as? FileSystemError)?.kind ?? .other)); try again.",
+                           detail: "Generation \(generation.id) of group '\(group)' could not be archived (\(reason)); try again.",
                            headers: [("Retry-After", "1")]).response
         }
     }
+
+    /// Writes the archive of a generation to a new upload file and opens it for sending.
+    private func write(_ generation: Generation, group: String) throws -> OpenedFile {
+        let folder = try uploads.makeFolder()
+        let spool = try folder.makeFile()
+        let writer = try TarWriter(modificationSeconds: Int(generation.generatedAtEpochMs / 1000)) { try spool.append($0) }
+        try writer.addFile("meta.json", SeedMeta.encoded(schemaVersion: generation.schemaVersion, generationId: generation.id,
+                                                         fingerprint: generation.fingerprint))
+        try writer.addFile("payload.json", generation.compactPayload + [0x0A])
+        if !generation.assets.isEmpty { try writer.addDirectory("assets") }
+        for asset in generation.assets {
+            let file = try store.openAsset(group: group, generationId: generation.id, name: asset.name)
+            try writer.addFile("assets/" + asset.name, size: file.size) { emit in
+                var offset = 0
+                while offset < file.size {
+                    let piece = try file.read(count: min(Self.pieceBytes, file.size - offset), at: offset)
+                    if piece.isEmpty { break }
+                    try piece.withUnsafeBytes(emit)
+                    offset += piece.count
+                }
+            }
+        }
+        try writer.finish()
+        let written = try spool.finish()
+        // The folder (and with it the file's name) goes when this returns; the descriptor stays.
+        return try PosixFileSystem().openBeneath(folder.path, [String(written.path.split(separator: "/").last ?? "")])
+    }
+
+    /// Bytes read from an asset file at a time.
+    static let pieceBytes = 256 << 10
 
     // MARK: PUT
 

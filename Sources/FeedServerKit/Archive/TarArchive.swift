@@ -99,30 +99,39 @@ final class TarReader {
     }
 }
 
-/// Writes a pax-restricted tar (plain ustar whenever names allow) into memory. Owns the
-/// libarchive write handle (`archive_write_new` in init, `archive_write_free` in deinit).
+/// Writes a pax-restricted tar (plain ustar whenever names allow) to an output function, block
+/// by block as libarchive hands them over. Owns the libarchive write handle (`archive_write_new`
+/// in init, `archive_write_free` in deinit).
 final class TarWriter {
-    /// Where the write callback appends; passed to libarchive as its client data.
+    /// libarchive's client data: the output and the first error it threw.
     private final class Sink {
-        var bytes: [UInt8] = []
+        let output: (UnsafeRawBufferPointer) throws -> Void
+        var failure: (any Error)?
+        init(_ output: @escaping (UnsafeRawBufferPointer) throws -> Void) { self.output = output }
     }
 
     private let handle: OpaquePointer
-    private let sink = Sink()
+    private let sink: Sink
     private let modificationSeconds: Int
 
     /// A writer whose entries all carry `modificationSeconds` (so an export is a pure function
-    /// of the generation).
-    init(modificationSeconds: Int) throws {
+    /// of the generation), writing through `output`.
+    init(modificationSeconds: Int, output: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
         guard let handle = archive_write_new() else { throw TarError("libarchive could not allocate a writer") }
         self.handle = handle
+        sink = Sink(output)
         self.modificationSeconds = modificationSeconds
         archive_write_set_format_pax_restricted(handle)
         archive_write_set_bytes_in_last_block(handle, 1)
         let status = archive_write_open2(handle, Unmanaged.passUnretained(sink).toOpaque(), nil, { _, context, buffer, length in
             guard let context, let buffer else { return -1 }
             let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
-            sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: length))
+            do {
+                try sink.output(UnsafeRawBufferPointer(start: buffer, count: length))
+            } catch {
+                sink.failure = sink.failure ?? error
+                return -1
+            }
             return la_ssize_t(length)
         }, nil, nil)
         guard status == ARCHIVE_OK else { throw TarError(handle, "the archive cannot be started") }
@@ -130,40 +139,64 @@ final class TarWriter {
 
     deinit { archive_write_free(handle) }
 
+    /// A whole archive in memory (tests and the fuzz target).
+    static func bytes(modificationSeconds: Int, _ build: (TarWriter) throws -> Void) throws -> [UInt8] {
+        final class Buffer { var bytes: [UInt8] = [] }
+        let buffer = Buffer()
+        let writer = try TarWriter(modificationSeconds: modificationSeconds) { buffer.bytes.append(contentsOf: $0) }
+        try build(writer)
+        try writer.finish()
+        return buffer.bytes
+    }
+
     /// Adds a folder entry.
     func addDirectory(_ path: String) throws {
-        try add(path, size: 0, directory: true) {}
+        try add(path, size: 0, directory: true) { _ in }
     }
 
     /// Adds a regular file with these bytes.
     func addFile(_ path: String, _ bytes: [UInt8]) throws {
-        try add(path, size: bytes.count, directory: false) {
-            var written = 0
-            while written < bytes.count {
-                let count = bytes.withUnsafeBytes { raw -> Int in
-                    guard let base = raw.baseAddress else { return -1 }
-                    return archive_write_data(handle, base + written, raw.count - written)
+        try addFile(path, size: bytes.count) { emit in try bytes.withUnsafeBytes(emit) }
+    }
+
+    /// Adds a regular file of `size` bytes, which `contents` passes, in pieces, to the function
+    /// it is given; fewer or more bytes than `size` are an error.
+    func addFile(_ path: String, size: Int, contents: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        try add(path, size: size, directory: false) { emitted in
+            var total = 0
+            try contents { piece in
+                total += piece.count
+                guard total <= size else { throw TarError("'\(path)' grew while it was archived") }
+                var written = 0
+                while written < piece.count {
+                    guard let base = piece.baseAddress else { return }
+                    let count = archive_write_data(handle, base + written, piece.count - written)
+                    guard count > 0 else { throw failure("an entry's data cannot be written") }
+                    written += count
                 }
-                guard count > 0 else { throw TarError(handle, "an entry's data cannot be written") }
-                written += count
             }
+            guard total == size else { throw TarError("'\(path)' shrank while it was archived") }
         }
     }
 
-    private func add(_ path: String, size: Int, directory: Bool, data: () throws -> Void) throws {
+    private func add(_ path: String, size: Int, directory: Bool, data: (Int) throws -> Void) throws {
         guard let entry = archive_entry_new() else { throw TarError("libarchive could not allocate an entry") }
         defer { archive_entry_free(entry) }
         archive_entry_set_pathname(entry, path)
         if directory { CArchive_entry_set_directory(entry) } else { CArchive_entry_set_regular(entry) }
         archive_entry_set_size(entry, la_int64_t(size))
         archive_entry_set_mtime(entry, time_t(modificationSeconds), 0)
-        guard archive_write_header(handle, entry) == ARCHIVE_OK else { throw TarError(handle, "an entry header cannot be written") }
-        try data()
+        guard archive_write_header(handle, entry) == ARCHIVE_OK else { throw failure("an entry header cannot be written") }
+        try data(size)
     }
 
-    /// Ends the archive and returns its bytes.
-    func finish() throws -> [UInt8] {
-        guard archive_write_close(handle) == ARCHIVE_OK else { throw TarError(handle, "the archive cannot be finished") }
-        return sink.bytes
+    /// The output's own error when it failed, libarchive's otherwise.
+    private func failure(_ fallback: String) -> any Error {
+        sink.failure ?? TarError(handle, fallback)
+    }
+
+    /// Ends the archive (the last block is written).
+    func finish() throws {
+        guard archive_write_close(handle) == ARCHIVE_OK else { throw failure("the archive cannot be finished") }
     }
 }
