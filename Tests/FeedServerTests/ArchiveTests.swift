@@ -181,6 +181,26 @@ struct HandTar {
         }
     }
 
+    @Test func aRestoreIsJudgedFromItsHead() throws {
+        try withTestServer(configure: { $0.token = "secret"; $0.maxBodyBytes = 4096 }) { _, client in
+            var tar = HandTar()
+            tar.entry("payload.json", data: Array(#"{"ok":true}"#.utf8))
+            let anonymous = try putTar(client, "/feeds/g/archive", tar.finished)
+            #expect(anonymous.status == 401)
+            // Declared longer than --max-body-bytes: refused before a byte of the body is kept.
+            let connection = try HTTPTestConnection(port: client.port)
+            try connection.sendRaw(Array(("PUT /feeds/g/archive HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer secret\r\n"
+                + "Content-Type: application/x-tar\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n").utf8))
+            let tooLarge = try connection.readResponse()
+            #expect(tooLarge.status == 413)
+            let authorised = try client.request("PUT", "/feeds/g/archive", headers: [("Content-Type", "application/x-tar"), ("Authorization", "Bearer secret")],
+                                                body: tar.finished)
+            #expect(authorised.status == 201)
+            let read = try client.get("/feeds/g/archive")
+            #expect(read.status == 200)
+        }
+    }
+
     @Test func aBodyThatIsNoTarIs415AndAMissingGroupIs404() throws {
         try withTestServer { _, client in
             let wrong = try client.request("PUT", "/feeds/g/archive", headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
