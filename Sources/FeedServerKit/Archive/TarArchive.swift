@@ -1,5 +1,8 @@
 import CArchive
 import FeedStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why libarchive could not read or write a tar.
 struct TarError: Error, CustomStringConvertible {
@@ -15,7 +18,9 @@ struct TarError: Error, CustomStringConvertible {
 }
 
 /// Reads a tar (ustar, pax, GNU; no compression) entry by entry. Owns the libarchive read
-/// handle (`archive_read_new` in init, `archive_read_free` in deinit).
+/// handle (`archive_read_new` in init, `archive_read_free` in deinit) and, for a file, its
+/// descriptor (opened here, closed in deinit). Files are read through their descriptor, not by
+/// name, so libarchive's messages (which may reach a problem's detail) never name a server path.
 final class TarReader {
     /// What an entry is; only regular files and folders are ever unpacked.
     enum Kind: Equatable { case regular, directory, symbolicLink, hardLink, other }
@@ -32,34 +37,45 @@ final class TarReader {
     private let handle: OpaquePointer
     /// The bytes read from memory, kept alive as long as libarchive may read them.
     private let memory: [UInt8]?
+    /// The file's descriptor (-1 for memory).
+    private let descriptor: Int32
     /// Data bytes read so far, over every entry.
     private(set) var dataBytes = 0
 
     /// A reader over an uploaded file.
     convenience init(file: UploadedFile) throws {
-        try self.init(memory: nil) { handle in archive_read_open_filename(handle, file.path, 64 << 10) }
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw TarError("the uploaded archive cannot be opened (errno \(errno))") }
+        try self.init(memory: nil, descriptor: descriptor)
     }
 
     /// A reader over bytes in memory.
     convenience init(bytes: [UInt8]) throws {
-        try self.init(memory: bytes) { _ in ARCHIVE_OK }
+        try self.init(memory: bytes, descriptor: -1)
     }
 
-    private init(memory: [UInt8]?, open: (OpaquePointer) -> Int32) throws {
-        guard let handle = archive_read_new() else { throw TarError("libarchive could not allocate a reader") }
+    private init(memory: [UInt8]?, descriptor: Int32) throws {
+        guard let handle = archive_read_new() else {
+            if descriptor >= 0 { close(descriptor) }
+            throw TarError("libarchive could not allocate a reader")
+        }
         self.handle = handle
         self.memory = memory
+        self.descriptor = descriptor
         archive_read_support_format_tar(handle)
         let status: Int32
         if let memory {
             status = memory.withUnsafeBytes { archive_read_open_memory(handle, $0.baseAddress, $0.count) }
         } else {
-            status = open(handle)
+            status = archive_read_open_fd(handle, descriptor, 64 << 10)
         }
         guard status == ARCHIVE_OK else { throw TarError(handle, "the archive cannot be opened") }
     }
 
-    deinit { archive_read_free(handle) }
+    deinit {
+        archive_read_free(handle)
+        if descriptor >= 0 { close(descriptor) }
+    }
 
     /// The next entry's header, or nil at the end of the archive.
     func next() throws(TarError) -> Entry? {
