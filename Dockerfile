@@ -2,9 +2,11 @@
 # feed-server in three stages (docs/containers.md):
 #   vips     libvips 8.14 built from Debian's own source package with only what the server uses
 #            (JPEG, PNG, EXIF, lcms2, libimagequant, and orc as Debian's build has it), instead of
-#            Debian's libvips42, which pulls in ~380 MB of loaders the server blocks anyway;
-#   builder  the release binary, Swift runtime linked statically, against that libvips;
-#   runtime  the binary, libvips and the few Debian libraries both need; non-root; health check.
+#            Debian's libvips42, which pulls in ~380 MB of loaders the server blocks anyway; and
+#            libarchive 3.6 from Debian's source with tar only (Debian's libarchive13 needs libxml2
+#            and with it ICU, ~37 MB, for formats the archive routes never read);
+#   builder  the release binary, Swift runtime linked statically, against those two;
+#   runtime  the binary, libvips, libarchive and the few Debian libraries they need; non-root; health check.
 # Both base images are build arguments (scripts/container-test.sh overrides them with local ones).
 ARG BUILDER_IMAGE=swift:6.1-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -22,7 +24,7 @@ RUN set -eux; \
       dpkg-dev gcc g++ meson ninja-build pkgconf \
       libglib2.0-dev libexpat1-dev libjpeg62-turbo-dev libpng-dev libexif-dev liblcms2-dev \
       libimagequant-dev liborc-0.4-dev; \
-    mkdir /src; cd /src; apt-get source --only-source vips; \
+    mkdir /src; cd /src; apt-get source --only-source vips libarchive; \
     rm -rf /var/lib/apt/lists/*
 # Debian's compiler flags (hardening included) and meson defaults, every optional part off
 # except the five libraries above; the built-in GIF, PPM, Analyze and Radiance loaders off too.
@@ -40,6 +42,19 @@ RUN set -eux; cd /src/vips-*/; \
     meson install -C build --destdir /out --strip; \
     mkdir -p /runtime/usr/local/lib; \
     cp -P /out/usr/local/lib/libvips.so.42* /runtime/usr/local/lib/
+# libarchive for GET/PUT /feeds/{group}/archive: uncompressed tar is all they use, so every
+# compression, crypto, XML, ACL and xattr library is off, and no command-line tools.
+RUN set -eux; cd /src/libarchive-*/; \
+    eval "$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=sh)"; \
+    ./configure --prefix=/usr/local --libdir=/usr/local/lib --disable-static \
+      --disable-bsdtar --disable-bsdcat --disable-bsdcpio --disable-acl --disable-xattr \
+      --without-zlib --without-bz2lib --without-libb2 --without-iconv --without-lz4 --without-zstd \
+      --without-lzma --without-cng --without-mbedtls --without-nettle --without-openssl \
+      --without-xml2 --without-expat; \
+    make -j"$(nproc)"; \
+    make install DESTDIR=/out; \
+    strip --strip-unneeded /out/usr/local/lib/libarchive.so.13.*; \
+    cp -P /out/usr/local/lib/libarchive.so.13* /runtime/usr/local/lib/
 
 FROM ${BUILDER_IMAGE} AS builder
 # vips.pc names the libraries above in Requires.private, which pkg-config reads for --cflags.

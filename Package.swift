@@ -34,6 +34,13 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        // libarchive as found by pkg-config: the tar archives of `/feeds/{group}/archive`. Headers
+        // plus inline file-type helpers (libarchive's AE_IF* macros carry casts Swift cannot import).
+        .systemLibrary(
+            name: "CArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
+        ),
         // libvips as found by pkg-config; headers only.
         .systemLibrary(
             name: "CVipsSystem",
@@ -66,7 +73,7 @@ let package = Package(
         // A library so tests and fuzz targets can reach it; the executable is only `main`.
         .target(
             name: "FeedServerKit",
-            dependencies: ["FeedStore", "FeedImaging", "CMicroHTTPD"],
+            dependencies: ["FeedStore", "FeedImaging", "CMicroHTTPD", "CArchive"],
             // The preview pages are compiled into the binary, so a container needs no extra files.
             resources: [.embedInCode("Preview/preview.html"), .embedInCode("Preview/index.html")]
         ),
@@ -105,7 +112,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedServerTests",
-            dependencies: ["FeedServer", "FeedServerKit", "FeedStore", "FeedStoreTesting", "FeedImaging", "CVips"]
+            dependencies: ["FeedServer", "FeedServerKit", "FeedStore", "FeedStoreTesting", "FeedImaging", "CVips", "CArchive"]
         ),
     ],
     swiftLanguageModes: [.v6]

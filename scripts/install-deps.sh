@@ -8,7 +8,7 @@ set -euo pipefail
 # build is not built or tested by this project; the verified way on a Mac is the container
 # (docs/recipes.md, "Feed an iOS Simulator's widget through the container").
 if [ "$(uname -s)" = Darwin ]; then
-  formulas=(libmicrohttpd vips pkgconf)   # OpenSSL is not needed there: CryptoKit hashes
+  formulas=(libmicrohttpd vips libarchive pkgconf)   # OpenSSL is not needed there: CryptoKit hashes
   if ! command -v brew >/dev/null; then
     echo "install-deps: macOS: install Homebrew (https://brew.sh), then: brew install ${formulas[*]}" >&2
     exit 1
@@ -26,7 +26,7 @@ if [ "$(uname -s)" = Darwin ]; then
   exit 0
 fi
 
-packages=(libmicrohttpd-dev libssl-dev libvips-dev pkg-config strace)
+packages=(libmicrohttpd-dev libssl-dev libvips-dev libarchive-dev pkg-config strace)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -26,7 +26,7 @@ public enum FuzzTargets {
     /// All targets.
     public static let all: [FuzzTarget] = [
         JSONTarget.target, FormatTarget.target, RoutingTarget.target,
-        EntityTagTarget.target, ParameterTarget.target, MultipartTarget.target,
+        EntityTagTarget.target, ParameterTarget.target, MultipartTarget.target, ArchiveTarget.target,
     ]
 
     /// The target called `name`.

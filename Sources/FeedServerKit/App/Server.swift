@@ -20,6 +20,8 @@ final class Server: Sendable {
     private let waiters: Waiters
     private let pool: WorkPool
     private let faultLab: FaultLab?
+    /// `--watch`: the seed folder's watcher.
+    private let watcher: SeedWatcher?
     private let daemon: HTTPDaemon
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
@@ -72,11 +74,25 @@ final class Server: Sendable {
         }
         let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
                                maxBodyBytes: options.maxBodyBytes, lint: FeedLint(androidScreen: options.androidScreen))
+        // --seed: every group published before the first request; --watch follows edits.
+        var watcher: SeedWatcher?
+        if let seed = options.seed {
+            let seeds = SeedPublisher(folder: SeedFolder(path: seed), store: store, encoder: encoder, threads: threads,
+                                      maxAssets: options.maxParts, maxAssetBytes: options.maxBodyBytes)
+            if options.watch { watcher = try SeedWatcher(publisher: seeds) }
+            do {
+                try seeds.publishAll()
+            } catch {
+                throw StartError(description: "--seed '\(seed)': \(error.description)")
+            }
+        }
+        self.watcher = watcher
         let faultLab = options.faultLab ? FaultLab() : nil
         self.faultLab = faultLab
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
-        let router = Router(routes: feeds.routes + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
+        let archives = ArchiveRoutes(feeds: feeds, uploads: uploads, maxEntries: options.maxParts)
+        let router = Router(routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let pipeline = RequestPipeline(
             router: router,
@@ -105,6 +121,7 @@ final class Server: Sendable {
         } catch {
             throw StartError(description: "\(error)")
         }
+        watcher?.start()
     }
 
     /// The port it listens on.
@@ -132,6 +149,7 @@ final class Server: Sendable {
             usleep(10_000)
         }
         faultLab?.waitForPublishes(until: deadline)
+        watcher?.stop()
         pool.stop()
         daemon.wakeAllSuspended()
         daemon.abandonDeferred()

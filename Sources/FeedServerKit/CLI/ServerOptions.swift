@@ -27,6 +27,10 @@ struct ServerOptions: Sendable, Equatable {
     var onPublish: String?
     var androidScreen = PlatformLimits.defaultAndroidScreen
     var faultLab = false
+    /// `--seed DIR`: a folder of groups published at start.
+    var seed: String?
+    /// `--watch`: republish seed groups when their files change.
+    var watch = false
 
     static let version = "0.1.0"
 
@@ -108,6 +112,11 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--fault-lab", environment: "FEED_SERVER_FAULT_LAB", placeholder: "",
                help: "enable POST /feeds/{group}/faults, which writes broken states on purpose to test widget fallback (default off)",
                isSwitch: true) { $0.faultLab = try boolean($1, "--fault-lab") },
+        Option(flag: "--seed", environment: "FEED_SERVER_SEED", placeholder: "DIR",
+               help: "publish every group folder of DIR at start (DIR/<group>/payload.json, optional meta.json {\"schemaVersion\":N} and assets/); unchanged groups write nothing, a broken one is logged and skipped") { $0.seed = try nonEmpty($1, "--seed") },
+        Option(flag: "--watch", environment: "FEED_SERVER_WATCH", placeholder: "",
+               help: "with --seed: republish a group when its files change (inotify, 200 ms debounce); a broken edit is logged and the last good feed stays served (default off)",
+               isSwitch: true) { $0.watch = try boolean($1, "--watch") },
         Option(flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
                help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)") { $0.shutdownTimeoutSeconds = try integer($1, "--shutdown-timeout", 0...3600) },
     ]
@@ -143,6 +152,7 @@ struct ServerOptions: Sendable, Equatable {
             try option.apply(&result, value)
             index += 1
         }
+        if result.watch, result.seed == nil { throw UsageError(description: "--watch needs --seed DIR") }
         return .run(result)
     }
 

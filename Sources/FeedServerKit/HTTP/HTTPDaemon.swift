@@ -202,6 +202,8 @@ final class PendingRequest: @unchecked Sendable {
     var drainedBytes = 0
     /// Set for `multipart/form-data` bodies, which stream into parts instead of `body`.
     var multipart: MultipartCollector?
+    /// Set for bodies streamed whole to a file (`BodySpool.mediaTypes`) instead of `body`.
+    var spool: BodySpool?
     /// Set while the request is parked, and after it was woken.
     var suspension: Suspension?
     /// Set while the request's answer is computed on the work pool.
@@ -249,6 +251,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         if isMultipart(connection) {
             pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts,
                                                    maxMemoryPartBytes: context.maxPayloadBytes, makeFolder: context.uploads.map { area in { try area.makeFolder() } })
+        } else if let area = context.uploads, let type = mediaType(connection), BodySpool.mediaTypes.contains(type) {
+            do {
+                pending.spool = try BodySpool(area: area)
+            } catch {
+                pending.earlyAnswer = BodySpool.storageProblem(error).response
+            }
         }
         return mhdYes
     }
@@ -275,13 +283,17 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             pending.earlyAnswer = busy
             pending.body = []
             pending.multipart = nil
+            pending.spool = nil
         } else if pending.bodyBytes > min(pending.bodyLimit, context.maxBodyBytes) {
             pending.earlyAnswer = tooLarge(min(pending.bodyLimit, context.maxBodyBytes))
             pending.body = []
             pending.multipart = nil
+            pending.spool = nil
         } else if let data = uploadData {
             if let multipart = pending.multipart {
                 multipart.feed(data, count: size)
+            } else if let spool = pending.spool {
+                spool.feed(data, count: size)
             } else {
                 pending.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
             }
@@ -308,7 +320,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return respond(connection, context, pending, method: method, url: url, context.handler(request))
     }
     var parts: [MultipartPart]?
-    let uploads = pending.multipart?.folder
+    var bodyFile: UploadedFile?
+    let uploads = pending.multipart?.folder ?? pending.spool?.folder
+    if let spool = pending.spool {
+        switch spool.finish() {
+        case .failure(let problem): return respond(connection, context, pending, method: method, url: url, problem.response)
+        case .success(let file): bodyFile = file
+        }
+    }
     if let multipart = pending.multipart {
         switch multipart.finish() {
         case .failure(let problem): return respond(connection, context, pending, method: method, url: url, problem.response)
@@ -319,9 +338,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
         headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body,
-        parts: parts, uploads: uploads, id: pending.requestID(connection))
+        parts: parts, uploads: uploads, id: pending.requestID(connection), bodyFile: bodyFile)
     pending.body = []
     pending.multipart = nil
+    pending.spool = nil
     let response = context.handler(request)
     if case .deferred(let deferred) = response.body {
         pending.deferred = deferred
@@ -460,6 +480,13 @@ extension Int {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? .max : sum
     }
+}
+
+/// The request's `Content-Type` without parameters, lowercased.
+private func mediaType(_ connection: OpaquePointer) -> String? {
+    guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Type") else { return nil }
+    let text = String(cString: value)
+    return (text.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "").trimmingSpaces().lowercased()
 }
 
 private func isMultipart(_ connection: OpaquePointer) -> Bool {

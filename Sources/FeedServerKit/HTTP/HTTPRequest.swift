@@ -119,6 +119,9 @@ struct HTTPRequest: Sendable {
     var id: String
     /// True when the handler is asked again after the request was suspended and woken.
     var resumed = false
+    /// The body as a file in `uploads`, for media types the daemon spools (`BodySpool`); the
+    /// body is then not in `body`.
+    var bodyFile: UploadedFile? = nil
 
     /// A copy whose fields stay valid after the handler call (for the work pool).
     func detached() -> HTTPRequest {

@@ -43,10 +43,10 @@ struct AssetUpload {
             return .failure(error)
         }
         switch query["images"] {
-        case nil, "encode": break
+        case nil, "encode", "pack": break
         case "raw": options.raw = true
         case let other?:
-            return .failure(.badRequest("invalid-parameter", "Invalid parameter", "images must be 'encode' or 'raw' (got '\(other)')."))
+            return .failure(.badRequest("invalid-parameter", "Invalid parameter", "images must be 'encode' (or 'pack') or 'raw' (got '\(other)')."))
         }
         switch query["strict"] {
         case nil, "false": break
@@ -84,6 +84,13 @@ struct AssetUpload {
             return .failure(.badRequest("missing-payload", "Missing payload",
                                         "A multipart publish needs a part named 'payload' holding the JSON payload."))
         }
+        return pack(payload: payload, candidates: candidates, options: options, encoder: encoder, threads: threads)
+    }
+
+    /// Packs checked, uniquely named candidates under the options' budget (as they are with
+    /// `raw`); with `strict`, a skipped asset is a 422. Multipart publishes, seed folders and
+    /// archives all come through here, so the same files always pack to the same bytes.
+    static func pack(payload: [UInt8], candidates: [AssetBudget.Candidate], options: Options, encoder: VipsImageEncoder, threads: Int) -> Result<AssetUpload, Problem> {
         let packing = options.raw
             ? options.budget.packRaw(candidates, encoder: encoder)
             : encoder.pack(candidates, budget: options.budget, threads: threads)

@@ -95,30 +95,38 @@ struct FeedRoutes: Sendable {
                 headers: [("Accept-Put", "application/json, multipart/form-data")])
     }
 
-    func publish(_ routed: RoutedRequest) -> HTTPResponse {
+    /// What every publish reads from its request line and head, checked before any state is
+    /// looked at (400 before 412).
+    struct PublishParameters {
+        /// From `X-Schema-Version` or `?schemaVersion=` (nil: neither).
+        var schemaVersion: Int?
+        var uploadOptions: AssetUpload.Options
+        var lintMode: PublishLint.Mode
+        var precondition: WritePrecondition?
+    }
+
+    /// The group name and publish parameters of a request, or the 400 for the first bad one.
+    func publishParameters(_ routed: RoutedRequest) -> Result<(String, PublishParameters), Problem> {
         let request = routed.request
         let group = routed.parameters[0]
-        if let problem = groupProblem(group) { return problem.response }
-        let schemaVersion: Int
-        switch SchemaVersionParameter.parse(header: request.headers["X-Schema-Version"], query: request.query["schemaVersion"]) {
-        case .failure(let problem): return problem.response
-        case .success(let version): schemaVersion = version ?? 1
+        if let problem = groupProblem(group) { return .failure(problem) }
+        do throws(Problem) {
+            let schemaVersion = try SchemaVersionParameter.parse(header: request.headers["X-Schema-Version"], query: request.query["schemaVersion"]).get()
+            let uploadOptions = try AssetUpload.options(from: request.query).get()
+            let lintMode = try PublishLint.mode(from: request.query).get()
+            let precondition = try Conditional.writePrecondition(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"]).get()
+            return .success((group, PublishParameters(schemaVersion: schemaVersion, uploadOptions: uploadOptions, lintMode: lintMode, precondition: precondition)))
+        } catch {
+            return .failure(error)
         }
-        // Every parameter is checked before any state is looked at (400 before 412).
-        let uploadOptions: AssetUpload.Options
-        switch AssetUpload.options(from: request.query) {
+    }
+
+    func publish(_ routed: RoutedRequest) -> HTTPResponse {
+        let request = routed.request
+        let group: String, parameters: PublishParameters
+        switch publishParameters(routed) {
         case .failure(let problem): return problem.response
-        case .success(let options): uploadOptions = options
-        }
-        let lintMode: PublishLint.Mode
-        switch PublishLint.mode(from: request.query) {
-        case .failure(let problem): return problem.response
-        case .success(let mode): lintMode = mode
-        }
-        let precondition: WritePrecondition?
-        switch Conditional.writePrecondition(ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"]) {
-        case .failure(let problem): return problem.response
-        case .success(let condition): precondition = condition
+        case .success(let parsed): (group, parameters) = parsed
         }
         let upload: AssetUpload
         switch request.mediaType {
@@ -128,7 +136,7 @@ struct FeedRoutes: Sendable {
             }
             upload = AssetUpload(payload: request.body, packing: AssetBudget.Result())
         case "multipart/form-data":
-            switch AssetUpload.prepare(parts: request.parts ?? [], options: uploadOptions, encoder: encoder, threads: imagingThreads) {
+            switch AssetUpload.prepare(parts: request.parts ?? [], options: parameters.uploadOptions, encoder: encoder, threads: imagingThreads) {
             case .failure(let problem): return problem.response
             case .success(let prepared): upload = prepared
             }
@@ -136,15 +144,20 @@ struct FeedRoutes: Sendable {
         default:
             return Self.unsupportedMediaType(request.headers["Content-Type"]).response
         }
+        return commit(group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? 1, parameters: parameters)
+    }
+
+    /// The end of every HTTP publish: lint (422 under `lint=strict`), write, count, answer.
+    func commit(group: String, upload: AssetUpload, schemaVersion: Int, parameters: PublishParameters) -> HTTPResponse {
         let warnings = PublishLint.warnings(payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits)
-        if lintMode == .strict, !warnings.isEmpty {
+        if parameters.lintMode == .strict, !warnings.isEmpty {
             metrics.recordWarnings(warnings)
             return PublishLint.strictProblem(warnings).response
         }
         let started = MonotonicClock.nanos()
         do {
             let result = try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion,
-                                           assets: upload.assetInputs, precondition: precondition)
+                                           assets: upload.assetInputs, precondition: parameters.precondition)
             var changed = false
             if case .published = result { changed = true }
             metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: changed)
@@ -260,7 +273,7 @@ struct FeedRoutes: Sendable {
         return response
     }
 
-    private func payloadTooLarge(_ size: Int) -> HTTPResponse {
+    func payloadTooLarge(_ size: Int) -> HTTPResponse {
         PublishProblems.payloadTooLarge("The JSON payload has \(size) bytes; the limit is \(store.configuration.maxFeedBytes) (--max-payload-bytes).").response
     }
 
@@ -312,7 +325,7 @@ struct FeedRoutes: Sendable {
         return SchemaVersionParameter.parse(header: nil, query: routed.request.query["schemaVersion"]).map { (group, $0) }
     }
 
-    private func groupProblem(_ group: String) -> Problem? {
+    func groupProblem(_ group: String) -> Problem? {
         guard let reason = SafeName.groupProblem(with: group) else { return nil }
         return .badRequest("invalid-group-name", "Invalid group name",
                            "Group name '\(group)' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")

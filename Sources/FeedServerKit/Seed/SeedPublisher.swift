@@ -1,0 +1,72 @@
+import FeedImaging
+import FeedStore
+
+/// Publishes the groups of a seed folder (`--seed`) the way a multipart publish would: the
+/// same budget packs the same files to the same bytes, so an unchanged group writes nothing.
+/// Every outcome is one line on stderr; a broken group is reported and skipped.
+struct SeedPublisher: Sendable {
+    let folder: SeedFolder
+    let store: FeedStore
+    let encoder: VipsImageEncoder
+    let threads: Int
+    /// `--max-parts`: most files in a group's `assets/`.
+    let maxAssets: Int
+    /// `--max-body-bytes`: largest asset file read.
+    let maxAssetBytes: Int
+
+    /// What publishing one group did.
+    enum Outcome: Equatable {
+        case published(generationId: String)
+        case unchanged
+        case failed(String)
+    }
+
+    /// Publishes every group of the folder, each on its own (one failing stops no other).
+    /// Throws only when the folder itself cannot be listed.
+    @discardableResult
+    func publishAll() throws(SeedError) -> [String: Outcome] {
+        var outcomes: [String: Outcome] = [:]
+        for group in try folder.groups() { outcomes[group] = publish(group: group, trigger: "seed") }
+        return outcomes
+    }
+
+    /// Reads, packs and publishes one group, and logs what happened (`trigger` starts the line).
+    @discardableResult
+    func publish(group: String, trigger: String) -> Outcome {
+        let outcome = attempt(group)
+        switch outcome {
+        case .published(let id): AccessLog.message("feed-server: \(trigger): group '\(group)' published generation \(id)")
+        case .unchanged: if trigger == "seed" { AccessLog.message("feed-server: \(trigger): group '\(group)' unchanged") }
+        case .failed(let reason):
+            let served = store.read(group: group).served.map { "generation \($0.id) stays served" } ?? "the group has no feed"
+            let trimmed = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
+            AccessLog.message("feed-server: \(trigger): group '\(group)' skipped: \(trimmed); \(served)")
+        }
+        return outcome
+    }
+
+    private func attempt(_ group: String) -> Outcome {
+        let seed: SeedGroup
+        do {
+            seed = try folder.read(group: group, maxPayloadBytes: store.configuration.maxFeedBytes, maxAssets: maxAssets, maxAssetBytes: maxAssetBytes)
+        } catch {
+            return .failed(error.description)
+        }
+        let upload: AssetUpload
+        switch AssetUpload.pack(payload: seed.payload, candidates: seed.assets, options: AssetUpload.Options(), encoder: encoder, threads: threads) {
+        case .failure(let problem): return .failed(problem.detail)
+        case .success(let packed): upload = packed
+        }
+        for skipped in upload.packing.skipped {
+            AccessLog.message("feed-server: seed: group '\(group)': asset '\(skipped.name)' left out: \(skipped.reason)")
+        }
+        do {
+            switch try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: seed.schemaVersion, assets: upload.assetInputs) {
+            case .published(let id, _, _): return .published(generationId: id)
+            case .unchanged: return .unchanged
+            }
+        } catch {
+            return .failed(PublishProblems.problem(for: error).detail)
+        }
+    }
+}

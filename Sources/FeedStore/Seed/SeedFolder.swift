@@ -1,0 +1,122 @@
+/// A seed folder: one sub-folder per group, each a scenario in the layout an archive unpacks to:
+///
+///     <group>/payload.json     the payload (any JSON text)
+///     <group>/meta.json        optional: {"schemaVersion": N} (default 1); other members ignored
+///     <group>/assets/<name>    images, packed by the publisher's budget like a multipart publish
+///
+/// Reading follows no symbolic link and takes regular files only; names must be safe.
+public struct SeedFolder: Sendable {
+    /// The folder.
+    public let path: String
+    private let fileSystem = PosixFileSystem()
+
+    /// A seed folder at `path`.
+    public init(path: String) {
+        self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+    }
+
+    /// The group folders (safe group names), sorted; other entries are ignored.
+    public func groups() throws(SeedError) -> [String] {
+        guard fileSystem.status(path)?.kind == .directory else { throw SeedError("the seed folder is not a folder") }
+        let entries: [DirectoryEntry]
+        do { entries = try fileSystem.listDirectory(path) } catch { throw SeedError("the seed folder cannot be listed (\(Self.kind(of: error)))") }
+        return entries.filter { $0.isDirectory && SafeName.isGroupName($0.name) }.map(\.name).sorted()
+    }
+
+    /// The folder of one group.
+    public func groupPath(_ group: String) -> String { path + "/" + group }
+
+    /// Reads one group: its payload (at most `maxPayloadBytes`), schema version and assets (at
+    /// most `maxAssets` of them, each kept in memory: seeds are test fixtures).
+    public func read(group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int) throws(SeedError) -> SeedGroup {
+        guard SafeName.isGroupName(group) else { throw SeedError("'\(group)' is not a safe group name") }
+        let folder = groupPath(group)
+        guard fileSystem.status(folder)?.kind == .directory else { throw SeedError("\(group)/ is not a folder") }
+        let payload = try readRegular(folder + "/payload.json", shown: "\(group)/payload.json", limit: maxPayloadBytes)
+        var schemaVersion = 1
+        if fileSystem.status(folder + "/meta.json") != nil {
+            let meta = try readRegular(folder + "/meta.json", shown: "\(group)/meta.json", limit: SeedMeta.maxBytes)
+            do { schemaVersion = try SeedMeta.schemaVersion(of: meta) } catch { throw SeedError("\(group)/meta.json: \(error.description)") }
+        }
+        var assets: [AssetBudget.Candidate] = []
+        let assetsFolder = folder + "/assets"
+        if let status = fileSystem.status(assetsFolder) {
+            guard status.kind == .directory else { throw SeedError("\(group)/assets is not a folder") }
+            let entries: [DirectoryEntry]
+            do { entries = try fileSystem.listDirectory(assetsFolder) } catch {
+                throw SeedError("\(group)/assets cannot be listed (\(Self.kind(of: error)))")
+            }
+            // Editors leave swap and backup files beside what they edit; those are not assets.
+            for entry in entries.sorted(by: { $0.name < $1.name }) where !Self.isEditorLeftover(entry.name) {
+                if let reason = SafeName.problem(with: entry.name) { throw SeedError("asset name '\(entry.name)' \(reason)") }
+                guard assets.count < maxAssets else { throw SeedError("\(group)/assets holds more than \(maxAssets) files (--max-parts)") }
+                let bytes = try readRegular(assetsFolder + "/" + entry.name, shown: "\(group)/assets/\(entry.name)", limit: maxAssetBytes)
+                assets.append(AssetBudget.Candidate(name: entry.name, source: bytes))
+            }
+        }
+        return SeedGroup(payload: payload, schemaVersion: schemaVersion, assets: assets)
+    }
+
+    /// Hidden files, `name~` backups and `.swp`/`.swx` swap files.
+    public static func isEditorLeftover(_ name: String) -> Bool {
+        name.hasPrefix(".") || name.hasSuffix("~") || name.hasSuffix(".swp") || name.hasSuffix(".swx")
+    }
+
+    private func readRegular(_ file: String, shown: String, limit: Int) throws(SeedError) -> [UInt8] {
+        guard let status = fileSystem.status(file) else { throw SeedError("\(shown) is missing") }
+        guard status.kind == .regular else { throw SeedError("\(shown) is not a regular file (links are not followed)") }
+        guard status.size <= limit else { throw SeedError("\(shown) has \(status.size) bytes; the limit is \(limit)") }
+        do { return try fileSystem.readFile(file, limit: limit) } catch { throw SeedError("\(shown) cannot be read (\(Self.kind(of: error)))") }
+    }
+
+    private static func kind(of error: any Error) -> String {
+        (error as? FileSystemError).map { "\($0.kind)" } ?? "\(error)"
+    }
+}
+
+/// One group of a seed folder, ready to pack and publish.
+public struct SeedGroup: Sendable {
+    /// The payload bytes as found (any JSON text; the publish canonicalizes it).
+    public var payload: [UInt8]
+    /// From `meta.json`, 1 without one.
+    public var schemaVersion: Int
+    /// The files of `assets/`, sorted by name.
+    public var assets: [AssetBudget.Candidate]
+}
+
+/// Why a seed group (or the seed folder) cannot be read; the description names paths relative
+/// to the seed folder only.
+public struct SeedError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong.
+    public let description: String
+    /// An error saying `description`.
+    public init(_ description: String) { self.description = description }
+}
+
+/// `meta.json` of a seed group or archive: `{"schemaVersion": N}`, and in an export, for
+/// information, the generation id and fingerprint it came from.
+public enum SeedMeta {
+    /// Largest `meta.json` read.
+    public static let maxBytes = 64 << 10
+
+    /// The schema version a `meta.json` names (1 when it names none).
+    public static func schemaVersion(of bytes: [UInt8]) throws(SeedError) -> Int {
+        let value: JSONValue
+        do { value = try JSONParser.parse(bytes) } catch { throw SeedError("not valid JSON: \(error.reason) at byte \(error.offset)") }
+        guard case .object = value else { throw SeedError("must be a JSON object") }
+        guard let member = value["schemaVersion"] else { return 1 }
+        guard let version = member.integerValue, (0...Int64(Int32.max)).contains(version) else {
+            throw SeedError("schemaVersion must be an integer from 0 to 2147483647")
+        }
+        return Int(version)
+    }
+
+    /// The `meta.json` of an export.
+    public static func encoded(schemaVersion: Int, generationId: String, fingerprint: String) -> [UInt8] {
+        CompactJSON.bytes(.object([
+            JSONMember("schemaVersion", .number(String(schemaVersion))),
+            JSONMember("generationId", .string(generationId)),
+            JSONMember("fingerprint", .string(fingerprint)),
+        ])) + [0x0A]
+    }
+}
