@@ -21,7 +21,7 @@ RUN set -eux; \
       sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >/etc/apt/sources.list.d/deb-src.list; fi; \
     apt-get update; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      dpkg-dev gcc g++ meson ninja-build pkgconf \
+      dpkg-dev gcc g++ meson ninja-build pkgconf autoconf automake libtool \
       libglib2.0-dev libexpat1-dev libjpeg62-turbo-dev libpng-dev libexif-dev liblcms2-dev \
       libimagequant-dev liborc-0.4-dev; \
     mkdir /src; cd /src; apt-get source --only-source vips libarchive; \
@@ -43,8 +43,11 @@ RUN set -eux; cd /src/vips-*/; \
     mkdir -p /runtime/usr/local/lib; \
     cp -P /out/usr/local/lib/libvips.so.42* /runtime/usr/local/lib/
 # libarchive for GET/PUT /feeds/{group}/archive: uncompressed tar is all they use, so every
-# compression, crypto, XML, ACL and xattr library is off, and no command-line tools.
+# compression, crypto, XML, ACL and xattr library is off, and no command-line tools. Debian's
+# patches leave configure older than its inputs, so the build scripts are regenerated first, as
+# Debian's own build does (dh_autoreconf).
 RUN set -eux; cd /src/libarchive-*/; \
+    autoreconf -fi; \
     eval "$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=sh)"; \
     ./configure --prefix=/usr/local --libdir=/usr/local/lib --disable-static \
       --disable-bsdtar --disable-bsdcat --disable-bsdcpio --disable-acl --disable-xattr \

@@ -15,7 +15,7 @@ Prints one line per check and a closing 'N passed, N failed' line; exits 1 on an
 Needs Pillow (Debian's python3-pil) to make and read the images.
 """
 import io
-import json
+import json, tarfile
 import os
 import sys
 import threading
@@ -160,6 +160,34 @@ def read_event(stream):
         fields[key] = value
 
 
+def archive_checks(base, token):
+    """The image's own tar-only libarchive: export a group, restore it into another with the
+    same fingerprint, and refuse a tar with a `..` entry (nothing published)."""
+    status, headers, tar = request("GET", base + "/feeds/photos/archive")
+    names = []
+    if status == 200:
+        with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+            names = sorted(archive.getnames())
+    check(status == 200 and "payload.json" in names and "meta.json" in names and "assets/photo.jpg" in names,
+          "archive export is a tar in the seed layout", f"{status} {names}")
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/x-tar"}
+    status, _, answer = request("PUT", base + "/feeds/restored/archive", tar, auth)
+    _, original, _ = request("GET", base + "/feeds/photos")
+    _, restored, _ = request("GET", base + "/feeds/restored")
+    check(status in (200, 201) and original.get("ETag") and original.get("ETag") == restored.get("ETag"),
+          "archive restored into another group with the same fingerprint (ETag)",
+          f"{status} {answer[:200]} {original.get('ETag')} vs {restored.get('ETag')}")
+    hostile = io.BytesIO()
+    with tarfile.open(fileobj=hostile, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        entry = tarfile.TarInfo("../payload.json")
+        entry.size = 2
+        archive.addfile(entry, io.BytesIO(b"{}"))
+    status, headers, _ = request("PUT", base + "/feeds/hostile/archive", hostile.getvalue(), auth)
+    absent, _, _ = request("GET", base + "/feeds/hostile")
+    check(status == 400 and headers.get("Content-Type", "").startswith("application/problem+json") and absent == 404,
+          "a tar entry with '..' is refused with 400 and nothing is published", f"{status} then GET {absent}")
+
+
 def main():
     if sys.argv[1] == "--proxy":
         proxy_checks(sys.argv[2].rstrip("/"), sys.argv[3])
@@ -203,6 +231,8 @@ def main():
         check(image is not None and image.format == kind and image.size == (asset["width"], asset["height"])
               and len(content) == asset["bytes"] and not image.getexif(),
               f"{name} read back: a {kind} of the announced size, no metadata", f"{status} {asset}")
+
+    archive_checks(base, token)
 
     if reference:
         _, ref_status, ref_answer = publish_photos(reference[0], reference[1], refused)
