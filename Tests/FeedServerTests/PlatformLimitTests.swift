@@ -207,6 +207,36 @@ import Testing
         }
     }
 
+    /// A payload naming 2,000 missing files: every answer spells out the first 100 warnings and
+    /// counts the rest, so its size does not grow with what the payload names (a hostile review
+    /// made a 12 MB publish answer with 300 MB and the server hold 2.3 GB before this bound).
+    @Test func warningsAreSpelledOutUpToAHundredAndTheRestCounted() throws {
+        let names = (0..<2000).map { #""\#($0).png""# }.joined(separator: ",")
+        let payload = "[\(names)]"
+        try withTestServer { _, client in
+            let created = try client.put("/feeds/g", json: payload)
+            #expect(created.status == 201)
+            #expect(try warnings(created).count == PublishLint.maxListed)
+            #expect(created.json["warningsOmitted"] as? Int == 2000 - PublishLint.maxListed)
+            #expect(try warnings(created).first?["asset"] as? String == "0.png", "in payload order")
+            #expect(created.body.count < 64 * 1024, "\(created.body.count) bytes")
+
+            let route = try client.get("/feeds/g/warnings")
+            #expect(try warnings(route).count == PublishLint.maxListed)
+            #expect(route.json["warningsOmitted"] as? Int == 2000 - PublishLint.maxListed)
+
+            let strict = try client.put("/feeds/h?lint=strict", json: payload)
+            #expect(strict.status == 422)
+            #expect((strict.json["warnings"] as? [[String: Any]])?.count == PublishLint.maxListed)
+            #expect(strict.json["warningsOmitted"] as? Int == 2000 - PublishLint.maxListed)
+            #expect((strict.json["detail"] as? String)?.contains("And 1997 more (see warnings).") == true)
+            #expect(strict.body.count < 64 * 1024)
+
+            let metrics = try client.get("/metrics").text
+            #expect(metrics.contains(#"feedserver_publish_warnings_total{code="asset-not-found"} 4000"#), "every warning counted")
+        }
+    }
+
     @Test func metricsCountWarningsByCode() throws {
         try withTestServer { _, client in
             _ = try client.put("/feeds/g", json: #"{"a":"x.png","b":"y.png"}"#)

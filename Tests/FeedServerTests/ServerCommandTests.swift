@@ -32,6 +32,20 @@ import Testing
         #expect(child.waitForExit() == 0)
     }
 
+    /// A token of blanks (or with a blank or control character in it) could never be sent (a
+    /// header value loses its surrounding blanks), so it would lock every writer out: refused at
+    /// start instead, from the command line and from the environment.
+    @Test func aTokenNoClientCouldSendIsRefusedAtStart() throws {
+        let scratch = ScratchDirectory()
+        for token in [" ", "  secret", "secret ", "se cret", "se\tcret"] {
+            let flag = try ChildServer(arguments: ["--port", "0", "--root", scratch.path, "--token", token])
+            #expect(flag.waitForExit() == 2, "--token '\(token)'")
+            #expect(flag.output.contains("--token must be visible ASCII"), "\(flag.output)")
+            let environment = try ChildServer(arguments: ["--port", "0", "--root", scratch.path], environment: ["FEED_SERVER_READ_TOKEN": token])
+            #expect(environment.waitForExit() == 2, "FEED_SERVER_READ_TOKEN '\(token)'")
+        }
+    }
+
     @Test func anEmptyEnvironmentVariableCountsAsUnset() throws {
         // compose.yaml and CI templates pass `FEED_SERVER_TOKEN=` for "no token".
         let scratch = ScratchDirectory()

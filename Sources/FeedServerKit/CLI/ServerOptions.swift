@@ -95,9 +95,9 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--access-log", environment: "FEED_SERVER_ACCESS_LOG", placeholder: "on|off",
                help: "one line per request on stderr (default on)") { $0.accessLog = try boolean($1, "--access-log") },
         Option(flag: "--token", environment: "FEED_SERVER_TOKEN", placeholder: "SECRET",
-               help: "PUT and DELETE need Authorization: Bearer SECRET (401 otherwise)") { $0.token = try nonEmpty($1, "--token") },
+               help: "PUT and DELETE need Authorization: Bearer SECRET (401 otherwise)") { $0.token = try secret($1, "--token") },
         Option(flag: "--read-token", environment: "FEED_SERVER_READ_TOKEN", placeholder: "SECRET",
-               help: "reads need Bearer SECRET (or the write token); without --token, writes need it too; /healthz and the preview pages stay open; the event stream and long-poll also take ?access_token=SECRET") { $0.readToken = try nonEmpty($1, "--read-token") },
+               help: "reads need Bearer SECRET (or the write token); without --token, writes need it too; /healthz and the preview pages stay open; the event stream and long-poll also take ?access_token=SECRET") { $0.readToken = try secret($1, "--read-token") },
         Option(flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGIN",
                help: "allow a page from ORIGIN (or *) to call the API (default: off)") { $0.corsOrigin = try nonEmpty($1, "--cors-origin") },
         Option(flag: "--on-publish", environment: "FEED_SERVER_ON_PUBLISH", placeholder: "COMMAND",
@@ -189,6 +189,17 @@ struct ServerOptions: Sendable, Equatable {
     private static func nonEmpty(_ text: String, _ flag: String) throws(UsageError) -> String {
         guard !text.isEmpty else { throw UsageError(description: "\(flag) must not be empty") }
         return text
+    }
+
+    /// A token a client can send: visible ASCII only. A header value loses its surrounding
+    /// blanks on the way in, so a token made of (or padded with) blanks could never match and
+    /// would lock every client out.
+    private static func secret(_ text: String, _ flag: String) throws(UsageError) -> String {
+        let token = try nonEmpty(text, flag)
+        guard token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw UsageError(description: "\(flag) must be visible ASCII characters only, no blanks or control characters (a client could never send it)")
+        }
+        return token
     }
 
     private static func boolean(_ text: String, _ flag: String) throws(UsageError) -> Bool {

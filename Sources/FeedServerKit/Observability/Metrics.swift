@@ -76,10 +76,12 @@ final class Metrics: Sendable {
     }
 
     /// Counts the warnings of one publish answer (201, 200, or 422 under `lint=strict`).
-    func recordWarnings(_ list: [LintWarning]) {
-        guard !list.isEmpty else { return }
+    func recordWarnings(_ report: LintReport) {
+        guard !report.isEmpty else { return }
         warnings.withLock { counts in
-            for warning in list { if let index = LintCode.allCases.firstIndex(of: warning.code) { counts[index] += 1 } }
+            for (code, count) in report.counts {
+                if let index = LintCode.allCases.firstIndex(of: code) { counts[index] = counts[index].addingReportingOverflow(count).overflow ? .max : counts[index] &+ count }
+            }
         }
     }
 

@@ -277,7 +277,7 @@ struct FeedRoutes: Sendable {
         PublishProblems.payloadTooLarge("The JSON payload has \(size) bytes; the limit is \(store.configuration.maxFeedBytes) (--max-payload-bytes).").response
     }
 
-    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result, warnings: [LintWarning]) -> HTTPResponse {
+    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result, warnings: LintReport) -> HTTPResponse {
         let published: Bool
         if case .published = result { published = true } else { published = false }
         let assets: [JSONValue] = packing.packed.map { packed in
@@ -298,8 +298,7 @@ struct FeedRoutes: Sendable {
             JSONMember("decodedBytes", .number(String(packing.totalDecodedBytes))),
             JSONMember("assets", .array(assets)),
             JSONMember("skipped", AssetUpload.skippedJSON(packing.skipped)),
-            JSONMember("warnings", PublishLint.json(warnings)),
-        ]
+        ] + PublishLint.members(warnings)
         var body = CompactJSON.bytes(.object(members))
         body.append(0x0A)
         var headers = [("ETag", Conditional.entityTag(result.fingerprint)), ("Cache-Control", "no-store")]

@@ -20,24 +20,39 @@ enum PublishLint {
         }
     }
 
+    /// Warnings spelled out in one answer; the rest are counted (`warningsOmitted`), so an answer
+    /// stays small whatever the payload names (like the bounded `X-Feed-Fallback`).
+    static let maxListed = 100
+
     /// The warnings for what a publish is about to write. Recomputed on every publish, an
     /// unchanged one included, since they depend only on its content and the server's settings.
     /// Empty when the payload is not JSON: the store then refuses it with a 400.
-    static func warnings(payload: [UInt8], packing: AssetBudget.Result, lint: FeedLint, limits: JSONLimits) -> [LintWarning] {
-        guard let value = try? JSONParser.parse(payload, limits: limits) else { return [] }
+    static func warnings(payload: [UInt8], packing: AssetBudget.Result, lint: FeedLint, limits: JSONLimits) -> LintReport {
+        guard let value = try? JSONParser.parse(payload, limits: limits) else { return LintReport(limit: maxListed) }
         let assets = packing.packed.map { FeedLint.Asset(name: $0.name, width: $0.image.width, height: $0.image.height) }
         var skipped: [String: String] = [:]
         for entry in packing.skipped where skipped[entry.name] == nil { skipped[entry.name] = entry.reason }
-        return lint.warnings(payload: value, assets: assets, skipped: skipped)
+        return lint.report(payload: value, assets: assets, skipped: skipped, limit: maxListed)
     }
 
     /// `lint=strict` with warnings: 422, nothing written, the warnings in the problem document.
-    static func strictProblem(_ warnings: [LintWarning]) -> Problem {
+    static func strictProblem(_ report: LintReport) -> Problem {
+        let shown = report.warnings.prefix(3)
+        let more = report.total - shown.count
         var problem = Problem(status: 422, type: "platform-limits", title: "The feed breaks platform limits",
-                              detail: "lint=strict and \(warnings.count) warning(s): "
-                                  + warnings.map { "\($0.code.rawValue): \($0.detail)" }.joined(separator: " ") + " Nothing was published.")
-        problem.extensions = [("warnings", json(warnings))]
+                              detail: "lint=strict and \(report.total) warning(s): "
+                                  + shown.map { "\($0.code.rawValue): \($0.detail)" }.joined(separator: " ")
+                                  + (more > 0 ? " And \(more) more (see warnings)." : "") + " Nothing was published.")
+        problem.extensions = members(report).map { ($0.name, $0.value) }
         return problem
+    }
+
+    /// `warnings` and, when some were only counted, `warningsOmitted`: the members an answer
+    /// carrying a report gets.
+    static func members(_ report: LintReport) -> [JSONMember] {
+        var members = [JSONMember("warnings", json(report.warnings))]
+        if report.omitted > 0 { members.append(JSONMember("warningsOmitted", .number(String(report.omitted)))) }
+        return members
     }
 
     /// `[{"code","detail","asset"?,"limit"?,"actual"?,"pointer"?}]`.

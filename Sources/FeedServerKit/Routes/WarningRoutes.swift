@@ -28,8 +28,7 @@ extension FeedRoutes {
             JSONMember("group", .string(group)),
             JSONMember("generationId", .string(generation.id)),
             JSONMember("fingerprint", .string(generation.fingerprint)),
-            JSONMember("warnings", PublishLint.json(lint.warnings(payload: payload, assets: assets))),
-        ]))
+        ] + PublishLint.members(lint.report(payload: payload, assets: assets, limit: PublishLint.maxListed))))
         return .json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
     }
 

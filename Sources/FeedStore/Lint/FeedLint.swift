@@ -44,27 +44,44 @@ public struct FeedLint: Sendable, Equatable {
     /// Every warning for a generation, in the order of `LintCode`'s cases (per asset in the
     /// order given, per missing name in payload order). `skipped` maps the names of uploaded
     /// images the budget left out to the reason, so a payload naming one is told why.
+    /// Unbounded: a server answers with `report(…limit:)`.
     public func warnings(payload: JSONValue, assets: [Asset], skipped: [String: String] = [:]) -> [LintWarning] {
-        var warnings = assets.compactMap(imageAreaWarning)
+        report(payload: payload, assets: assets, skipped: skipped, limit: .max).warnings
+    }
+
+    /// The warnings `warnings(payload:assets:skipped:)` gives, the first `limit` spelled out and
+    /// every one counted: a payload naming a million missing files costs counting, not a million
+    /// sentences (each warning's detail is a few hundred bytes).
+    public func report(payload: JSONValue, assets: [Asset], skipped: [String: String] = [:], limit: Int) -> LintReport {
+        var report = LintReport(limit: limit)
+        for asset in assets {
+            guard let area = asset.area, area > PlatformLimits.iosImageAreaPixels else { continue }
+            report.add(.iosImageArea) { imageAreaWarning(asset) }
+        }
         let decoded = assets.reduce(0) { Saturating.sum($0, $1.decodedBytes) }
         let counted = assets.filter { $0.decodedBytes > 0 }.count
         if decoded > PlatformLimits.iosExtensionMemoryBytes {
-            warnings.append(iosMemoryWarning(decoded: decoded, images: counted))
+            report.add(.iosExtensionMemory) { iosMemoryWarning(decoded: decoded, images: counted) }
         }
         if let budget = PlatformLimits.androidBitmapMemoryBytes(screen: androidScreen), decoded > budget {
-            warnings.append(androidMemoryWarning(decoded: decoded, images: counted, budget: budget))
+            report.add(.androidBitmapMemory) { androidMemoryWarning(decoded: decoded, images: counted, budget: budget) }
         }
         let references = PayloadReferences(payload: payload, assetNames: assets.map(\.name))
-        warnings += references.missing.map { missingAssetWarning($0, assets: assets, skipped: skipped) }
-        warnings += assets.filter { !references.referenced.contains($0.name) }.map(unreferencedWarning)
-        return warnings
+        for missing in references.missing {
+            report.add(.assetNotFound) { missingAssetWarning(missing, assets: assets, skipped: skipped) }
+        }
+        for asset in assets where !references.referenced.contains(asset.name) {
+            report.add(.assetUnreferenced) { unreferencedWarning(asset) }
+        }
+        return report
     }
 
     // MARK: The platform limits
 
-    private func imageAreaWarning(_ asset: Asset) -> LintWarning? {
+    /// The warning for an asset whose area is above the limit (`report` checks that first).
+    private func imageAreaWarning(_ asset: Asset) -> LintWarning {
         let limit = PlatformLimits.iosImageAreaPixels
-        guard let area = asset.area, area > limit, let width = asset.width, let height = asset.height else { return nil }
+        let width = asset.width ?? 0, height = asset.height ?? 0, area = asset.area ?? 0
         return LintWarning(
             code: .iosImageArea,
             detail: "\(asset.name) is \(width) × \(height) = \(Figures.grouped(area)) pixels; WidgetKit refuses images above "

@@ -37,3 +37,31 @@ public struct LintWarning: Equatable, Sendable {
         self.pointer = pointer
     }
 }
+
+/// A generation's warnings: the first `limit` spelled out, every one counted by code.
+public struct LintReport: Equatable, Sendable {
+    /// The warnings spelled out, at most `limit`, in the order they were found.
+    public private(set) var warnings: [LintWarning] = []
+    /// How many warnings of each code were found, spelled out or not.
+    public private(set) var counts: [LintCode: Int] = [:]
+    /// How many warnings may be spelled out.
+    public let limit: Int
+
+    /// An empty report that spells out at most `limit` warnings.
+    public init(limit: Int) {
+        self.limit = max(0, limit)
+    }
+
+    /// Every warning found.
+    public var total: Int { counts.values.reduce(0, +) }
+    /// Warnings counted but not spelled out.
+    public var omitted: Int { total - warnings.count }
+    /// Whether nothing was found.
+    public var isEmpty: Bool { counts.isEmpty }
+
+    /// Counts a warning of `code`; builds it only while fewer than `limit` are spelled out.
+    public mutating func add(_ code: LintCode, _ make: () -> LintWarning) {
+        counts[code, default: 0] += 1
+        if warnings.count < limit { warnings.append(make()) }
+    }
+}
