@@ -197,16 +197,16 @@ final class PendingRequest: @unchecked Sendable {
     var suspension: Suspension?
     /// Set while the request's answer is computed on the work pool.
     var deferred: DeferredResponse?
-    private var id: String?
+    private var clientID: String??
     /// The request as first handled, kept while it is parked.
     var request: HTTPRequest?
 
-    /// The request's id (the client's `X-Request-Id` when sane), made once.
-    func requestID(_ connection: OpaquePointer) -> String {
-        if let id { return id }
-        let made = RequestID.make(clientSupplied: MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"))
-        id = made
-        return made
+    /// The client's `X-Request-Id` when it sent a sane one (echoed in the answer), looked up once.
+    func clientRequestID(_ connection: OpaquePointer) -> String? {
+        if let clientID { return clientID }
+        let found = RequestID.sane(MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"))
+        clientID = .some(found)
+        return found
     }
 }
 
@@ -310,7 +310,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
         headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body,
-        parts: parts, uploads: uploads, id: pending.requestID(connection))
+        parts: parts, uploads: uploads)
     pending.body = []
     pending.multipart = nil
     let response = context.handler(request)
@@ -360,7 +360,7 @@ private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonCon
     let head = HTTPRequest(
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
-        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: [], parts: nil, id: pending.requestID(connection))
+        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: [], parts: nil)
     switch context.admitBody(head, declaredLength) {
     case .refuse(let refusal):
         return refusal
@@ -465,11 +465,17 @@ private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
 
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                      method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, _ response: HTTPResponse) -> MHD_Result {
-    let requestID = pending.requestID(connection)
+    let clientID = pending.clientRequestID(connection)
     if case .stream(let stream) = response.body { stream.attach(connection) }
-    guard let built = MHDResponse(response, extraHeaders: [("X-Request-Id", requestID)]) else { return mhdNo }
-    let queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
+    let queued: MHD_Result
+    if clientID == nil, let prepared = response.prepared?.handle(for: response) {
+        // The same answer for every request (a cached read): no allocation at all.
+        queued = MHD_queue_response(connection, UInt32(response.status), prepared)
+    } else {
+        guard let built = MHDResponse(response, extraHeaders: clientID.map { [("X-Request-Id", $0)] } ?? []) else { return mhdNo }
+        queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
+    }
     context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,
-                       elapsedNanos: MonotonicClock.nanos() - pending.startNanos, requestID: requestID)
+                       elapsedNanos: MonotonicClock.nanos() - pending.startNanos, clientRequestID: clientID)
     return queued
 }

@@ -115,8 +115,6 @@ struct HTTPRequest: Sendable {
     var parts: [MultipartPart]?
     /// The folder the parts' files are in; kept alive (so the files exist) as long as the request.
     var uploads: UploadFolder?
-    /// The request id, also sent as `X-Request-Id` and written to the access log.
-    var id: String
     /// True when the handler is asked again after the request was suspended and woken.
     var resumed = false
 

@@ -29,7 +29,9 @@ struct AssetRoutes: Sendable {
         let tag = Conditional.entityTag(sha256)
         var headers = [("ETag", tag), ("Cache-Control", "public, max-age=31536000, immutable")]
         if Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: tag) {
-            return HTTPResponse(status: 304, headers: headers)
+            var notModified = HTTPResponse(status: 304, headers: headers)
+            notModified.body = .lengthOnly(file.size)
+            return notModified
         }
         let format = (try? file.read(count: 8)).flatMap(ImageFormat.init(magic:))
         headers.insert(("Content-Type", format.map { "image/\($0.rawValue)" } ?? "application/octet-stream"), at: 0)
