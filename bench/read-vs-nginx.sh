@@ -46,7 +46,9 @@ cleanup() {
 trap cleanup EXIT
 cc -O2 -o "$work/floor" bench/floor.c -lmicrohttpd
 
-$SERVER_PIN "$BINARY" --port $OURS --root "$work/data" --access-log off --threads "$WORKERS" 2>"$work/server.log" &
+# wrk (http_parser) waits for Content-Length bytes after a 304, so feed-server states 0 there, as
+# the floor (libmicrohttpd's default) does; the answer is built and queued the same way either way.
+$SERVER_PIN "$BINARY" --port $OURS --root "$work/data" --access-log off --threads "$WORKERS" --not-modified-length zero 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$OURS/healthz" >/dev/null && break; sleep 0.05; done
 

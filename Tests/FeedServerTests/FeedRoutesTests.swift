@@ -80,6 +80,18 @@ import Testing
             #expect(ok.body.count == full)
             #expect(ok.header("Access-Control-Allow-Origin") == "http://localhost:3000")
         }
+        // --not-modified-length zero, for clients that read a 304's Content-Length as a body length.
+        try withTestServer(configure: { $0.notModifiedStatesLength = false }) { server, client in
+            let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
+            let connection = try HTTPTestConnection(port: server.port)
+            let revalidate = "GET /feeds/g HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \(tag)\r\n\r\n"
+            try connection.sendRaw(Array((revalidate + revalidate).utf8))
+            for _ in 0..<2 {
+                let notModified = try connection.readResponse()
+                #expect(notModified.status == 304)
+                #expect(notModified.headers.filter { $0.0.lowercased() == "content-length" }.map(\.1) == ["0"])
+            }
+        }
     }
 
     @Test func fallsBackWhenTheCurrentGenerationIsCorruptedOnDisk() throws {

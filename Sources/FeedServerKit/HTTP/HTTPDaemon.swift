@@ -43,6 +43,8 @@ struct DaemonSettings: Sendable {
     var maxConnectionsPerIP: Int = 0
     /// Most body bytes (declared or received) of all requests in progress together; beyond, 503.
     var maxInflightBytes: Int = 1 << 30
+    /// Whether a `304` states the representation's length (RFC 9110 §8.6) or `Content-Length: 0`.
+    var notModifiedStatesLength = true
 }
 
 /// Owns the libmicrohttpd daemon (`MHD_start_daemon` … `MHD_stop_daemon`) and its C callbacks.
@@ -154,6 +156,8 @@ final class DaemonContext: Sendable {
     /// Body bytes of requests in progress, against `maxInflightBytes`.
     let inflightBytes = Atomic<Int>(0)
     let maxInflightBytes: Int
+    /// `DaemonSettings.notModifiedStatesLength`.
+    let notModifiedStatesLength: Bool
     /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
     let suspended = Lock<[ObjectIdentifier: Suspension]>([:])
     /// Requests whose answer is computed on the work pool, so a shutdown can answer them.
@@ -168,6 +172,7 @@ final class DaemonContext: Sendable {
         maxPayloadBytes = settings.maxPayloadBytes
         uploads = settings.uploads
         maxInflightBytes = settings.maxInflightBytes
+        notModifiedStatesLength = settings.notModifiedStatesLength
         watchdog = settings.headerTimeoutSeconds > 0
             ? ConnectionWatchdog(headerTimeoutSeconds: settings.headerTimeoutSeconds, minBodyBytesPerSecond: settings.minBodyBytesPerSecond)
             : nil
@@ -344,8 +349,14 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
     // A keep-alive connection now waits for its next request head.
     let now = MonotonicClock.nanos()
     finished.connection?.phase.withLock { $0 = .awaitingHead(sinceNanos: now) }
-    context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
-    context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
+    // Only a request that was parked or offloaded is in these tables (set together with the
+    // field; `deferred` is cleared only once it is out of the table again).
+    if finished.suspension != nil {
+        context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(finished)) }
+    }
+    if finished.deferred != nil {
+        context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(finished)) }
+    }
     pending.release()
     slot.pointee = nil
     context.inFlight.subtract(1, ordering: .relaxed)
@@ -468,11 +479,12 @@ private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pe
     let clientID = pending.clientRequestID(connection)
     if case .stream(let stream) = response.body { stream.attach(connection) }
     let queued: MHD_Result
-    if clientID == nil, let prepared = response.prepared?.handle(for: response) {
+    if clientID == nil, let prepared = response.prepared?.handle(for: response, statesLength: context.notModifiedStatesLength) {
         // The same answer for every request (a cached read): no allocation at all.
         queued = MHD_queue_response(connection, UInt32(response.status), prepared)
     } else {
-        guard let built = MHDResponse(response, extraHeaders: clientID.map { [("X-Request-Id", $0)] } ?? []) else { return mhdNo }
+        guard let built = MHDResponse(response, extraHeaders: clientID.map { [("X-Request-Id", $0)] } ?? [],
+                                      statesLength: context.notModifiedStatesLength) else { return mhdNo }
         queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
     }
     context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,

@@ -41,7 +41,8 @@ struct RequestFields: @unchecked Sendable {
     subscript(name: String) -> String? {
         switch source {
         case .live(let connection, let kind):
-            guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
+            // withCString reads a native string in place (passing `name` itself would copy it).
+            guard let value = name.withCString({ MHD_lookup_connection_value(connection, kind, $0) }) else { return nil }
             return Self.decoded(value, kind: kind)
         case .copied(let values, let caseInsensitive):
             return values[caseInsensitive ? name.lowercased() : name]

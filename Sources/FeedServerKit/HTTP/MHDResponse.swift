@@ -11,13 +11,14 @@ final class MHDResponse {
     let handle: OpaquePointer
 
     /// Builds the libmicrohttpd response for `response` plus `extraHeaders`; nil when it cannot.
-    init?(_ response: HTTPResponse, extraHeaders: [(String, String)] = []) {
-        guard let created = Self.create(response, extraHeaders: extraHeaders) else { return nil }
+    /// `statesLength` false sends a `.lengthOnly` body as `Content-Length: 0` (`--not-modified-length zero`).
+    init?(_ response: HTTPResponse, extraHeaders: [(String, String)] = [], statesLength: Bool = true) {
+        guard let created = Self.create(response, extraHeaders: extraHeaders, statesLength: statesLength) else { return nil }
         handle = created
     }
 
     /// A new `MHD_Response` (reference count 1, owned by the caller) with the body and headers.
-    static func create(_ response: HTTPResponse, extraHeaders: [(String, String)]) -> OpaquePointer? {
+    static func create(_ response: HTTPResponse, extraHeaders: [(String, String)], statesLength: Bool) -> OpaquePointer? {
         let created: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
@@ -30,7 +31,7 @@ final class MHDResponse {
             // libmicrohttpd states `total_size` as `Content-Length` whenever a status may carry
             // length headers, and sends no body on a 304 or to a HEAD; it never calls the
             // reader here (if it ever did, the reader ends the response with an error).
-            created = MHD_create_response_from_callback(UInt64(max(0, length)), 1024, refuseBodyRead, nil, nil)
+            created = MHD_create_response_from_callback(statesLength ? UInt64(max(0, length)) : 0, 1024, refuseBodyRead, nil, nil)
         case .file(let file):
             let size = file.size
             let fd = file.takeDescriptor()
@@ -82,12 +83,12 @@ final class PreparedResponse: Sendable {
 
     /// The shared handle for `response` (built now if this is its first use), or nil when this
     /// response must be built per request.
-    func handle(for response: HTTPResponse) -> OpaquePointer? {
+    func handle(for response: HTTPResponse, statesLength: Bool) -> OpaquePointer? {
         let existing = built.load(ordering: .acquiring)
         if existing != 0 {
             return headerCount.load(ordering: .relaxed) == response.headers.count ? OpaquePointer(bitPattern: existing) : nil
         }
-        guard let made = MHDResponse.create(response, extraHeaders: []) else { return nil }
+        guard let made = MHDResponse.create(response, extraHeaders: [], statesLength: statesLength) else { return nil }
         headerCount.store(response.headers.count, ordering: .relaxed)
         let (won, current) = built.compareExchange(expected: 0, desired: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(made))),
                                                    ordering: .acquiringAndReleasing)

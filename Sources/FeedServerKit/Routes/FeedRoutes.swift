@@ -369,6 +369,7 @@ enum PublishProblems {
 enum SchemaVersionParameter {
     /// The version given (nil when neither is present), or a 400 problem.
     static func parse(header: String?, query: String?) -> Result<Int?, Problem> {
+        if header == nil, query == nil { return .success(nil) }  // every plain read
         var found: Int?
         for (source, text) in [("X-Schema-Version header", header), ("schemaVersion parameter", query)] {
             guard let text else { continue }

@@ -106,8 +106,9 @@ struct Router: Sendable {
         for route in routes {
             guard let parameters = route.match(segments) else { continue }
             let routed = RoutedRequest(request: request, parameters: parameters)
-            if let handler = route.methods[request.method] { return .handler(route, routed, handler) }
-            if request.method == "HEAD", let get = route.methods["GET"] { return .handler(route, routed, get) }
+            // A route has a handful of methods: comparing small strings beats hashing one.
+            let wanted = request.method == "HEAD" && !route.methods.keys.contains { $0 == "HEAD" } ? "GET" : request.method
+            if let handler = route.methods.first(where: { $0.key == wanted })?.value { return .handler(route, routed, handler) }
             return .problem(route, .methodNotAllowed(request.method, allowed: route.allowed))
         }
         return .problem(nil, .notFound("No resource at \(request.rawPath)."))
@@ -125,9 +126,13 @@ struct Router: Sendable {
                 while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
                 // An empty last segment (a trailing slash, or the path "/") is dropped.
                 if end == bytes.count, end == start { break }
-                let raw = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-                guard let segment = PercentDecoding.decode(raw) else { return nil }
-                segments.append(segment)
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                if !slice.contains(UInt8(ascii: "%")) {
+                    segments.append(String(decoding: slice, as: UTF8.self))  // nothing to decode (the usual case)
+                } else {
+                    guard let segment = PercentDecoding.decode(String(decoding: slice, as: UTF8.self)) else { return nil }
+                    segments.append(segment)
+                }
                 start = end + 1
             }
             return segments
