@@ -16,6 +16,29 @@ import Testing
         return body
     }
 
+    /// Repeated asset reads share one prepared answer (the file kept open); the next read after
+    /// the file is gone from its generation is a 404, and a request that needs its own answer
+    /// (an X-Request-Id to echo) still gets every byte.
+    @Test func aCachedAssetAnswerFollowsItsFile() throws {
+        try withTestServer { server, client in
+            let published = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo)]))
+            let url = try #require((published.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            let first = try client.get(url)
+            #expect(first.status == 200 && !first.body.isEmpty)
+            for _ in 0..<3 {
+                let again = try client.get(url)
+                #expect(again.status == 200 && again.body == first.body && again.header("ETag") == first.header("ETag"))
+            }
+            let traced = try client.get(url, headers: [("X-Request-Id", "asset-1")])
+            #expect(traced.body == first.body && traced.header("X-Request-Id") == "asset-1")
+            let head = try client.head(url)
+            #expect(head.status == 200 && head.header("Content-Length") == String(first.body.count))
+            let generation = try #require(published.json["generationId"] as? String)
+            try FileManager.default.removeItem(atPath: "\(server.options.root)/g/generations/\(generation)/assets/q1.jpg")
+            #expect(try client.get(url).status == 404)
+        }
+    }
+
     @Test func multipartPublishStoresDownsampledImagesAndServesThem() throws {
         try withTestServer { _, client in
             let response = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo), ("badge.png", Self.transparent)]))

@@ -21,6 +21,9 @@ struct HTTPResponse: Sendable {
         case lengthOnly(Int)
         /// A file sent by libmicrohttpd from its descriptor (`MHD_create_response_from_fd`).
         case file(OpenedFile)
+        /// A file kept open by a cache and sent by many responses: each `MHD_Response` gets its
+        /// own duplicate of the descriptor.
+        case sharedFile(OpenedFile)
         /// No answer yet: park the request until the suspension is woken, then ask the handler
         /// again (with `HTTPRequest.resumed` set).
         case suspend(Suspension)
@@ -80,7 +83,7 @@ struct HTTPResponse: Sendable {
         switch body {
         case .bytes(let bytes): return bytes.count
         case .shared(let shared): return shared.bytes.count
-        case .file(let file): return file.size
+        case .file(let file), .sharedFile(let file): return file.size
         case .lengthOnly, .suspend, .stream, .deferred: return 0
         }
     }

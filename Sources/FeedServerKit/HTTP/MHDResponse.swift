@@ -37,6 +37,11 @@ final class MHDResponse {
             let fd = file.takeDescriptor()
             created = MHD_create_response_from_fd(size, fd)
             if created == nil { close(fd) }
+        case .sharedFile(let file):
+            let fd = file.duplicateDescriptor()
+            guard fd >= 0 else { return nil }
+            created = MHD_create_response_from_fd(file.size, fd)
+            if created == nil { close(fd) }
         case .stream(let stream):
             created = stream.makeResponse()
         case .suspend, .deferred:

@@ -9,6 +9,7 @@ import FeedStore
 struct AssetRoutes: Sendable {
     let store: FeedStore
     let index = AssetIndexCache()
+    let responses = AssetResponseCache()
 
     var route: Route {
         Route("/assets/{group}/{generationId}/{name}", methods: ["GET": { serve($0) }])
@@ -20,23 +21,73 @@ struct AssetRoutes: Sendable {
             return Problem.badRequest("invalid-asset-path", "Invalid asset path",
                                       "Asset paths are /assets/{group}/{generationId}/{name}, each a safe name (A-Z a-z 0-9 - _ .).").response
         }
-        let notFound = Problem.notFound("No asset '\(name)' in generation '\(generation)' of group '\(group)'.")
-        guard let listed = index.assets(group: group, generation: generation, store: store)?.first(where: { $0.name == name }),
-              let file = try? store.openAsset(group: group, generationId: generation, name: name) else {
-            return notFound.response
+        // The same path decodes to the same names, so the raw path is the key.
+        let key = routed.request.rawPath
+        if let cached = responses.lookup(key), let token = cached.token, store.isCurrent(token) {
+            return cached.answer(ifNoneMatch: routed.request.headers["If-None-Match"])
         }
-        guard let sha256 = listed.sha256 ?? index.hash(of: file, key: "\(group)/\(generation)/\(name)") else { return notFound.response }
+        let notFound = { Problem.notFound("No asset '\(name)' in generation '\(generation)' of group '\(group)'.").response }
+        guard let listed = index.assets(group: group, generation: generation, store: store)?.first(where: { $0.name == name }),
+              let (file, token) = try? store.openAssetForReuse(group: group, generationId: generation, name: name) else {
+            return notFound()
+        }
+        guard let sha256 = listed.sha256 ?? index.hash(of: file, key: "\(group)/\(generation)/\(name)") else { return notFound() }
         let tag = Conditional.entityTag(sha256)
-        var headers = [("ETag", tag), ("Cache-Control", "public, max-age=31536000, immutable")]
-        if Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: tag) {
+        let format = (try? file.read(count: 8)).flatMap(ImageFormat.init(magic:))
+        let entry = AssetResponseCache.Entry(file: file, entityTag: tag, contentType: format.map { "image/\($0.rawValue)" } ?? "application/octet-stream",
+                                             token: token)
+        if token != nil { responses.store(key, entry) }
+        return entry.answer(ifNoneMatch: routed.request.headers["If-None-Match"])
+    }
+}
+
+/// Prepared answers for assets, by request path: the file stays open and its `200` and `304`
+/// are built once, so a repeated asset read costs one `lstat` (the entry's token: the path must
+/// still name the file that was opened, so a generation removed or damaged in place is noticed
+/// on the next read) and the `sendfile` itself.
+final class AssetResponseCache: Sendable {
+    /// One asset's answers.
+    final class Entry: Sendable {
+        let token: ChangeToken?
+        let entityTag: String
+        let ok: HTTPResponse
+        let notModified: HTTPResponse
+
+        init(file: OpenedFile, entityTag: String, contentType: String, token: ChangeToken?) {
+            self.token = token
+            self.entityTag = entityTag
+            let headers = [("ETag", entityTag), ("Cache-Control", "public, max-age=31536000, immutable")]
+            var ok = HTTPResponse(status: 200, headers: [("Content-Type", contentType)] + headers + [("X-Content-Type-Options", "nosniff")])
+            ok.body = .sharedFile(file)
             var notModified = HTTPResponse(status: 304, headers: headers)
             notModified.body = .lengthOnly(file.size)
-            return notModified
+            if token != nil {
+                ok.prepared = PreparedResponse()
+                notModified.prepared = PreparedResponse()
+            }
+            self.ok = ok
+            self.notModified = notModified
         }
-        let format = (try? file.read(count: 8)).flatMap(ImageFormat.init(magic:))
-        headers.insert(("Content-Type", format.map { "image/\($0.rawValue)" } ?? "application/octet-stream"), at: 0)
-        headers.append(("X-Content-Type-Options", "nosniff"))
-        return HTTPResponse(file: file, headers: headers)
+
+        /// The `304` when `If-None-Match` matches, else the `200`.
+        func answer(ifNoneMatch: String?) -> HTTPResponse {
+            Conditional.ifNoneMatch(ifNoneMatch, matches: entityTag) ? notModified : ok
+        }
+    }
+
+    private let entries = Lock<[String: Entry]>([:])
+    /// Most assets kept open at once (each holds a descriptor).
+    static let capacity = 256
+
+    /// The entry for a request path, if any (its token still has to be checked).
+    func lookup(_ path: String) -> Entry? { entries.withLock { $0[path] } }
+
+    /// Keeps an entry; a full cache starts over (closing the files nobody is sending).
+    func store(_ path: String, _ entry: Entry) {
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll() }
+            entries[path] = entry
+        }
     }
 }
 

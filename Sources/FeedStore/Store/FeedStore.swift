@@ -189,6 +189,16 @@ public final class FeedStore: Sendable {
         return try fileSystem.openBeneath(root, [group, "generations", generationId, "assets", name])
     }
 
+    /// Opens an asset as `openAsset` does, with a token that `isCurrent` checks by one `lstat` of
+    /// the asset's path: it stays current while that path names the very file opened (same inode,
+    /// size and times). Nil token when the path changed between the open and the check.
+    public func openAssetForReuse(group: String, generationId: String, name: String) throws -> (OpenedFile, ChangeToken?) {
+        let file = try openAsset(group: group, generationId: generationId, name: name)
+        let probe = probe(GroupLayout(root: root, group: group).asset(generationId, name))
+        guard probe.status == file.status else { return (file, nil) }
+        return (file, ChangeToken(probes: [probe], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs()))
+    }
+
     /// The groups under the root (folders with safe names), sorted.
     public func groups() -> [String] {
         let entries = (try? fileSystem.listDirectory(root)) ?? []
