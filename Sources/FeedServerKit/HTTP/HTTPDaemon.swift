@@ -487,7 +487,9 @@ private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pe
                                       statesLength: context.notModifiedStatesLength) else { return mhdNo }
         queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
     }
-    context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,
-                       elapsedNanos: MonotonicClock.nanos() - pending.startNanos, clientRequestID: clientID)
+    if context.log.isEnabled {
+        context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,
+                           elapsedNanos: MonotonicClock.nanos() - pending.startNanos, clientRequestID: clientID)
+    }
     return queued
 }

@@ -1,5 +1,8 @@
 import CMicroHTTPD
 import FeedStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Looks up request headers or query parameters on demand in libmicrohttpd's parsed request
 /// (`MHD_lookup_connection_value`), so the hot path never copies fields it does not read.
@@ -59,6 +62,22 @@ struct RequestFields: @unchecked Sendable {
         }
         guard let value = found else { return nil }
         return Self.decoded(value, kind: kind)
+    }
+
+    /// Calls `body` with the bytes of a header's first value as sent (nil when absent), read in
+    /// place in libmicrohttpd's parsed request: nothing is copied. (Query values are decoded first.)
+    func withBytes<R>(of name: StaticString, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard case .live(let connection, let kind) = source, kind == .HEADER_KIND else {
+            guard var value = self[name] else { return body(nil) }
+            return value.withUTF8 { body($0) }
+        }
+        let found = name.withUTF8Buffer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count + 1) {
+                MHD_lookup_connection_value(connection, kind, $0)
+            }
+        }
+        guard let found else { return body(nil) }
+        return found.withMemoryRebound(to: UInt8.self, capacity: strlen(found)) { body(UnsafeBufferPointer(start: $0, count: strlen(found))) }
     }
 
     /// A copy that stays valid after the handler call (`MHD_get_connection_values`).

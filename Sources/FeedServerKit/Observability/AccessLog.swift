@@ -17,6 +17,9 @@ struct AccessLog: Sendable {
     /// Where lines go; -1 disables the log.
     let fileDescriptor: Int32
 
+    /// Whether lines are written at all.
+    var isEnabled: Bool { fileDescriptor >= 0 }
+
     /// Logs to stderr when `enabled`.
     init(enabled: Bool) { fileDescriptor = enabled ? STDERR_FILENO : -1 }
 

@@ -24,7 +24,7 @@ struct AssetRoutes: Sendable {
         // The same path decodes to the same names, so the raw path is the key.
         let key = routed.request.rawPath
         if let cached = responses.lookup(key), let token = cached.token, store.isCurrent(token) {
-            return cached.answer(ifNoneMatch: routed.request.headers["If-None-Match"])
+            return cached.answer(to: routed.request.headers)
         }
         let notFound = { Problem.notFound("No asset '\(name)' in generation '\(generation)' of group '\(group)'.").response }
         guard let listed = index.assets(group: group, generation: generation, store: store)?.first(where: { $0.name == name }),
@@ -37,7 +37,7 @@ struct AssetRoutes: Sendable {
         let entry = AssetResponseCache.Entry(file: file, entityTag: tag, contentType: format.map { "image/\($0.rawValue)" } ?? "application/octet-stream",
                                              token: token)
         if token != nil { responses.store(key, entry) }
-        return entry.answer(ifNoneMatch: routed.request.headers["If-None-Match"])
+        return entry.answer(to: routed.request.headers)
     }
 }
 
@@ -69,9 +69,9 @@ final class AssetResponseCache: Sendable {
             self.notModified = notModified
         }
 
-        /// The `304` when `If-None-Match` matches, else the `200`.
-        func answer(ifNoneMatch: String?) -> HTTPResponse {
-            Conditional.ifNoneMatch(ifNoneMatch, matches: entityTag) ? notModified : ok
+        /// The `304` when the request's `If-None-Match` matches, else the `200`.
+        func answer(to headers: RequestFields) -> HTTPResponse {
+            Conditional.ifNoneMatch(in: headers, matches: entityTag) ? notModified : ok
         }
     }
 

@@ -120,6 +120,7 @@ struct Router: Sendable {
         var path = path
         return path.withUTF8 { bytes -> [String]? in
             var segments: [String] = []
+            segments.reserveCapacity(6)  // every route has at most 4 segments: no regrowth
             var start = bytes.first == UInt8(ascii: "/") ? 1 : 0
             while start <= bytes.count {
                 var end = start
