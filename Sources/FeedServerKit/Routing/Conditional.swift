@@ -1,4 +1,7 @@
 import FeedStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Conditional-request rules (RFC 9110 §13) in one place.
 enum Conditional {
@@ -22,7 +25,8 @@ enum Conditional {
     static func ifNoneMatch(bytes: UnsafeBufferPointer<UInt8>, matches entityTag: String) -> Bool {
         var wanted = entityTag
         return wanted.withUTF8 { tag in
-            if bytes.elementsEqual(tag) { return true }
+            // The usual revalidation: exactly our tag.
+            if bytes.count == tag.count, let sent = bytes.baseAddress, let ours = tag.baseAddress, memcmp(sent, ours, tag.count) == 0 { return true }
             // The opaque part of our own tag: what is between its quotes.
             guard tag.count >= 2 else { return false }
             let opaque = UnsafeBufferPointer(rebasing: tag[1..<(tag.count - 1)])

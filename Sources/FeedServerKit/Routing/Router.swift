@@ -103,8 +103,10 @@ struct Router: Sendable {
         guard let segments = Self.segments(of: request.rawPath) else {
             return .problem(nil, .badRequest("invalid-path", "Invalid path", "The path has a malformed percent-encoding or is not UTF-8."))
         }
-        for route in routes {
-            guard let parameters = route.match(segments) else { continue }
+        for index in routes.indices {
+            // Matched in place: a route is copied (its tables retained) only once it matches.
+            guard let parameters = routes[index].match(segments) else { continue }
+            let route = routes[index]
             let routed = RoutedRequest(request: request, parameters: parameters)
             // A route has a handful of methods: comparing small strings beats hashing one.
             let wanted = request.method == "HEAD" && !route.methods.keys.contains { $0 == "HEAD" } ? "GET" : request.method
