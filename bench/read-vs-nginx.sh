@@ -9,7 +9,8 @@
 #
 # Environment: ROUNDS (3), DURATION (10s), CONNECTIONS (32), WRK_THREADS (1), WORKERS (1),
 # SERVER_PIN ("taskset -c 1"), CLIENT_PIN ("taskset -c 0"), CASES ("200 304 asset"),
-# BINARY (.build/release/feed-server, built when it is the default).
+# BINARY (.build/release/feed-server, built when it is the default), OURS_FLAGS (extra feed-server
+# options; "--not-modified-length zero" by default, see below; "" for a build older than that option).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,7 @@ SERVER_PIN=${SERVER_PIN-taskset -c 1}
 CLIENT_PIN=${CLIENT_PIN-taskset -c 0}
 CASES=${CASES:-200 304 asset}
 BINARY=${BINARY:-}
+OURS_FLAGS=${OURS_FLAGS---not-modified-length zero}
 OURS=18081
 NGINX=18082
 FLOOR=18083
@@ -48,7 +50,7 @@ cc -O2 -o "$work/floor" bench/floor.c -lmicrohttpd
 
 # wrk (http_parser) waits for Content-Length bytes after a 304, so feed-server states 0 there, as
 # the floor (libmicrohttpd's default) does; the answer is built and queued the same way either way.
-$SERVER_PIN "$BINARY" --port $OURS --root "$work/data" --access-log off --threads "$WORKERS" --not-modified-length zero 2>"$work/server.log" &
+$SERVER_PIN "$BINARY" --port $OURS --root "$work/data" --access-log off --threads "$WORKERS" $OURS_FLAGS 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$OURS/healthz" >/dev/null && break; sleep 0.05; done
 
@@ -129,7 +131,7 @@ measure() {
 }
 ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
 
-declare -A total
+declare -A total floor_ratios nginx_ratios
 echo "| round | case | feed-server req/s | floor req/s | nginx req/s | ours/floor | ours/nginx | errors (ours/floor/nginx) |"
 echo "|---|---|---|---|---|---|---|---|"
 for round in $(seq "$ROUNDS"); do
@@ -155,7 +157,10 @@ for round in $(seq "$ROUNDS"); do
       total[$case-floor]=$(python3 -c "print(${total[$case-floor]:-0}+$floor)")
       floor_ratio=$(ratio "$ours" "$floor")
     fi
-    echo "| $round | $case | $ours | ${floor:--} | $theirs | $floor_ratio | $(ratio "$ours" "$theirs") | $ours_err/$floor_err/$theirs_err |"
+    nginx_ratio=$(ratio "$ours" "$theirs")
+    floor_ratios[$case]="${floor_ratios[$case]:-} $floor_ratio"
+    nginx_ratios[$case]="${nginx_ratios[$case]:-} $nginx_ratio"
+    echo "| $round | $case | $ours | ${floor:--} | $theirs | $floor_ratio | $nginx_ratio | $ours_err/$floor_err/$theirs_err |"
   done
 done
 for case in $CASES; do
@@ -164,6 +169,17 @@ o = ${total[$case-ours]} / $ROUNDS
 n = ${total[$case-nginx]} / $ROUNDS
 f = ${total[$case-floor]:-0} / $ROUNDS
 print(f"| mean | $case | {o:.0f} | {f:.0f} | {n:.0f} | " + (f"{o/f:.2f}" if f else "-") + f" | {o/n:.2f} | |" if f else f"| mean | $case | {o:.0f} | - | {n:.0f} | - | {o/n:.2f} | |")
+PY
+done
+# The median of the per-round ratios: a round disturbed by another process on the machine moves
+# the mean of the req/s columns, not the median ratio.
+for case in $CASES; do
+  python3 - "${floor_ratios[$case]}" "${nginx_ratios[$case]}" <<PY
+import statistics, sys
+def median(text):
+    values = [float(v) for v in text.split() if v != "-"]
+    return f"{statistics.median(values):.2f}" if values else "-"
+print(f"| median ratio | $case | | | | {median(sys.argv[1])} | {median(sys.argv[2])} | |")
 PY
 done
 echo

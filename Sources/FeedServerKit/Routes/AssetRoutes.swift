@@ -42,9 +42,10 @@ struct AssetRoutes: Sendable {
 }
 
 /// Prepared answers for assets, by request path: the file stays open and its `200` and `304`
-/// are built once, so a repeated asset read costs one `lstat` (the entry's token: the path must
-/// still name the file that was opened, so a generation removed or damaged in place is noticed
-/// on the next read) and the `sendfile` itself.
+/// are built once, so a repeated asset read costs the `sendfile` and no other system call. The
+/// entry's token checks at most once a second that the path still names the file that was opened
+/// (`FeedStore.assetProbeIntervalMs`): an asset removed (retention, `DELETE`) or damaged in place
+/// is answered from the open file for at most that long. Publishes never change a visible asset.
 final class AssetResponseCache: Sendable {
     /// One asset's answers.
     final class Entry: Sendable {

@@ -189,14 +189,16 @@ public final class FeedStore: Sendable {
         return try fileSystem.openBeneath(root, [group, "generations", generationId, "assets", name])
     }
 
-    /// Opens an asset as `openAsset` does, with a token that `isCurrent` checks by one `lstat` of
-    /// the asset's path: it stays current while that path names the very file opened (same inode,
-    /// size and times). Nil token when the path changed between the open and the check.
+    /// Opens an asset as `openAsset` does, with a token that stays current while the asset's path
+    /// names the very file opened (same inode, size and times). Assets never change once visible,
+    /// so `isCurrent` checks that with an `lstat` at most every `assetProbeIntervalMs`, as it does
+    /// for a feed's assets: a file removed or damaged in place is noticed within that time. Nil
+    /// token when the path changed between the open and the check.
     public func openAssetForReuse(group: String, generationId: String, name: String) throws -> (OpenedFile, ChangeToken?) {
         let file = try openAsset(group: group, generationId: generationId, name: name)
         let probe = probe(GroupLayout(root: root, group: group).asset(generationId, name))
         guard probe.status == file.status else { return (file, nil) }
-        return (file, ChangeToken(probes: [probe], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs()))
+        return (file, ChangeToken(probes: [], occasionalProbes: [], assetProbes: [probe], lastCheck: clock.nowEpochMs()))
     }
 
     /// The groups under the root (folders with safe names), sorted.
