@@ -42,6 +42,28 @@ import Testing
         }
     }
 
+    /// A cached asset keeps its file open; once the file is removed (retention, DELETE), the
+    /// next new asset read drops it, so a removed generation's disk space is given back.
+    @Test func aRemovedAssetIsClosedWhenTheNextAssetIsCached() throws {
+        try withTestServer { server, client in
+            let first = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo)]))
+            let firstURL = try #require((first.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            #expect(try client.get(firstURL).status == 200)
+            let generation = try #require(first.json["generationId"] as? String)
+            let removed = "\(server.options.root)/g/generations/\(generation)/assets/q1.jpg"
+            let openFiles = { () -> [String] in
+                let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+                return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+            }
+            #expect(openFiles().contains(removed), "kept open while cached")
+            try FileManager.default.removeItem(atPath: removed)
+            let second = try client.putMultipart("/feeds/g", upload(payload: #"{"quotes":[{"id":"q2","image":"q2.png"}]}"#, [("q2.png", Self.transparent)]))
+            let secondURL = try #require((second.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            #expect(try client.get(secondURL).status == 200)
+            #expect(!openFiles().contains { $0.hasPrefix(removed) }, "the removed file is closed")
+        }
+    }
+
     @Test func multipartPublishStoresDownsampledImagesAndServesThem() throws {
         try withTestServer { _, client in
             let response = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo), ("badge.png", Self.transparent)]))

@@ -23,8 +23,9 @@ struct AssetRoutes: Sendable {
         }
         // The same path decodes to the same names, so the raw path is the key.
         let key = routed.request.rawPath
-        if let cached = responses.lookup(key), let token = cached.token, store.isCurrent(token) {
-            return cached.answer(to: routed.request.headers)
+        if let cached = responses.lookup(key), let token = cached.token {
+            if store.isCurrent(token) { return cached.answer(to: routed.request.headers) }
+            responses.remove(key)  // closes the file (once no connection is sending it)
         }
         let notFound = { Problem.notFound("No asset '\(name)' in generation '\(generation)' of group '\(group)'.").response }
         guard let listed = index.assets(group: group, generation: generation, store: store)?.first(where: { $0.name == name }),
@@ -36,7 +37,7 @@ struct AssetRoutes: Sendable {
         let format = (try? file.read(count: 8)).flatMap(ImageFormat.init(magic:))
         let entry = AssetResponseCache.Entry(file: file, entityTag: tag, contentType: format.map { "image/\($0.rawValue)" } ?? "application/octet-stream",
                                              token: token)
-        if token != nil { responses.store(key, entry) }
+        if token != nil { responses.store(key, entry) { store.isCurrentNow($0) } }
         return entry.answer(to: routed.request.headers)
     }
 }
@@ -46,6 +47,11 @@ struct AssetRoutes: Sendable {
 /// entry's token checks at most once a second that the path still names the file that was opened
 /// (`FeedStore.assetProbeIntervalMs`): an asset removed (retention, `DELETE`) or damaged in place
 /// is answered from the open file for at most that long. Publishes never change a visible asset.
+///
+/// An open file keeps a removed generation's disk space in use, so entries whose file is gone
+/// are dropped when they are next read and, all of them, whenever a new asset is added (the
+/// next read of an asset not seen before, typically right after a publish). At most `capacity`
+/// files are open.
 final class AssetResponseCache: Sendable {
     /// One asset's answers.
     final class Entry: Sendable {
@@ -83,13 +89,19 @@ final class AssetResponseCache: Sendable {
     /// The entry for a request path, if any (its token still has to be checked).
     func lookup(_ path: String) -> Entry? { entries.withLock { $0[path] } }
 
-    /// Keeps an entry; a full cache starts over (closing the files nobody is sending).
-    func store(_ path: String, _ entry: Entry) {
+    /// Keeps an entry, first dropping those whose file is gone (checked outside the lock); a
+    /// full cache starts over (closing the files nobody is sending).
+    func store(_ path: String, _ entry: Entry, isCurrent: (ChangeToken) -> Bool) {
+        let gone = entries.withLock { $0 }.compactMap { key, cached in cached.token.map(isCurrent) == true ? nil : key }
         entries.withLock { entries in
+            for key in gone { entries.removeValue(forKey: key) }
             if entries.count >= Self.capacity { entries.removeAll() }
             entries[path] = entry
         }
     }
+
+    /// Drops an entry.
+    func remove(_ path: String) { entries.withLock { _ = $0.removeValue(forKey: path) } }
 }
 
 /// Asset lists of generations (immutable once visible) and hashes of files whose generation

@@ -147,14 +147,19 @@ public final class FeedStore: Sendable {
     /// and at most every `assetProbeIntervalMs` one caller stats its asset files, so a generation
     /// corrupted in place (a torn `feed.json`, an asset deleted or truncated), with no pointer
     /// change, is noticed within those times while an ordinary read costs one `lstat`.
-    public func isCurrent(_ token: ChangeToken) -> Bool {
+    public func isCurrent(_ token: ChangeToken) -> Bool { isCurrent(token, thoroughly: false) }
+
+    /// The same, checking every file now whatever the intervals (for sweeping a cache).
+    public func isCurrentNow(_ token: ChangeToken) -> Bool { isCurrent(token, thoroughly: true) }
+
+    private func isCurrent(_ token: ChangeToken, thoroughly: Bool) -> Bool {
         guard token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) else { return false }
         let now = clock.nowEpochMs()
-        if token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
+        if thoroughly || token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
            !token.occasionalProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
             return false
         }
-        if token.assetCheckDue(now: now, interval: Self.assetProbeIntervalMs),
+        if thoroughly || token.assetCheckDue(now: now, interval: Self.assetProbeIntervalMs),
            !token.assetProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
             return false
         }
