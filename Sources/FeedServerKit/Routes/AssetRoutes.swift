@@ -16,16 +16,17 @@ struct AssetRoutes: Sendable {
     }
 
     func serve(_ routed: RoutedRequest) -> HTTPResponse {
-        let (group, generation, name) = (routed.parameters[0], routed.parameters[1], routed.parameters[2])
-        guard SafeName.isGroupName(group), SafeName.isSafe(generation), SafeName.isSafe(name) else {
-            return Problem.badRequest("invalid-asset-path", "Invalid asset path",
-                                      "Asset paths are /assets/{group}/{generationId}/{name}, each a safe name (A-Z a-z 0-9 - _ .).").response
-        }
-        // The same path decodes to the same names, so the raw path is the key.
+        // The same path decodes to the same names, so the raw path is the key; an entry exists
+        // only for a path whose names passed the checks below.
         let key = routed.request.rawPath
         if let cached = responses.lookup(key), let token = cached.token {
             if store.isCurrent(token) { return cached.answer(to: routed.request.headers) }
             responses.remove(key)  // closes the file (once no connection is sending it)
+        }
+        let (group, generation, name) = (routed.parameters[0], routed.parameters[1], routed.parameters[2])
+        guard SafeName.isGroupName(group), SafeName.isSafe(generation), SafeName.isSafe(name) else {
+            return Problem.badRequest("invalid-asset-path", "Invalid asset path",
+                                      "Asset paths are /assets/{group}/{generationId}/{name}, each a safe name (A-Z a-z 0-9 - _ .).").response
         }
         let notFound = { Problem.notFound("No asset '\(name)' in generation '\(generation)' of group '\(group)'.").response }
         guard let listed = index.assets(group: group, generation: generation, store: store)?.first(where: { $0.name == name }),
