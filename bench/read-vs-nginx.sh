@@ -1,49 +1,78 @@
 #!/usr/bin/env bash
-# GET /feeds/{group} (~4 KB payload) and its 304, measured with wrk side by side with nginx
-# serving the same bytes as a static file: same worker count, access logs off on both,
-# keep-alive on both, alternating runs. Prints a Markdown table for docs/benchmarks.md.
+# Cached reads side by side: GET /feeds/{group} (~4 KB payload) and its 304 on feed-server, on
+# the libmicrohttpd floor (bench/floor.c: the same bytes and headers from two prepared responses,
+# same daemon flags and pool) and on nginx (the same bytes as a static file, etag on); and one
+# asset GET (a ~100 KB JPEG sent from its generation folder) on feed-server and on nginx serving
+# that very file. Access logs off, keep-alive on, each case's servers measured one after the
+# other within a round. Checks that all three serve identical bodies; prints a Markdown table
+# with each ratio for docs/benchmarks.md.
 #
-# Environment: ROUNDS (3), DURATION (10s), CONNECTIONS (64), WRK_THREADS (2), WORKERS (2).
+# Environment: ROUNDS (3), DURATION (10s), CONNECTIONS (32), WRK_THREADS (1), WORKERS (1),
+# SERVER_PIN ("taskset -c 1"), CLIENT_PIN ("taskset -c 0"), CASES ("200 304 asset"),
+# BINARY (.build/release/feed-server, built when it is the default), OURS_FLAGS (extra feed-server
+# options; "--not-modified-length zero" by default, see below; "" for a build older than that option).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
-CONNECTIONS=${CONNECTIONS:-64}
-WRK_THREADS=${WRK_THREADS:-2}
-WORKERS=${WORKERS:-2}
+CONNECTIONS=${CONNECTIONS:-32}
+WRK_THREADS=${WRK_THREADS:-1}
+WORKERS=${WORKERS:-1}
+SERVER_PIN=${SERVER_PIN-taskset -c 1}
+CLIENT_PIN=${CLIENT_PIN-taskset -c 0}
+CASES=${CASES:-200 304 asset}
+BINARY=${BINARY:-}
+OURS_FLAGS=${OURS_FLAGS---not-modified-length zero}
 OURS=18081
 NGINX=18082
+FLOOR=18083
 
 bash scripts/install-deps.sh
-for tool in wrk nginx curl python3; do
-  command -v "$tool" >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y wrk nginx-light curl; break; }
+for tool in wrk nginx curl python3 cc convert; do
+  command -v "$tool" >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y wrk nginx-light curl gcc imagemagick; break; }
 done
-swift build -c release --product feed-server >/dev/null
+if [ -z "$BINARY" ]; then
+  swift build -c release --product feed-server >/dev/null
+  BINARY=.build/release/feed-server
+fi
 
 work=$(mktemp -d)
 cleanup() {
   [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "${floor_pid:-}" ] && kill "$floor_pid" 2>/dev/null || true
   [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
   sleep 0.3
   rm -rf "$work"
 }
 trap cleanup EXIT
+cc -O2 -o "$work/floor" bench/floor.c -lmicrohttpd
 
-${SERVER_PIN:-} .build/release/feed-server --port $OURS --root "$work/data" --access-log off --threads "$WORKERS" 2>"$work/server.log" &
+# wrk (http_parser) waits for Content-Length bytes after a 304, so feed-server states 0 there, as
+# the floor (libmicrohttpd's default) does; the answer is built and queued the same way either way.
+$SERVER_PIN "$BINARY" --port $OURS --root "$work/data" --access-log off --threads "$WORKERS" $OURS_FLAGS 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$OURS/healthz" >/dev/null && break; sleep 0.05; done
 
-# A ~4 KB payload shaped like a real widget feed.
+# A ~4 KB payload shaped like a real widget feed, and one photo-like JPEG asset.
 python3 - >"$work/payload.json" <<'PY'
 import json
 quotes = [{"id": f"q{i}", "text": f"Quote number {i}: the quick brown fox jumps over the lazy dog", "author": "Anonymous", "image": f"q{i}.jpg"} for i in range(30)]
 print(json.dumps({"quotes": quotes, "emptyText": "Nothing yet"}, separators=(",", ":")))
 PY
+convert -seed 7 -size 400x300 plasma:fractal -quality 92 "$work/photo.jpg"
 curl -sf -X PUT -H 'Content-Type: application/json' --data-binary @"$work/payload.json" "http://127.0.0.1:$OURS/feeds/bench" >/dev/null
+asset_url=$(curl -sf -X PUT "http://127.0.0.1:$OURS/feeds/photo?images=raw" -F 'payload={"quotes":[{"id":"q1","text":"photo"}],"emptyText":""};type=application/json' \
+  -F "q1=@$work/photo.jpg;filename=q1.jpg" | python3 -c 'import json,sys; print(json.load(sys.stdin)["assets"][0]["url"])')
 mkdir -p "$work/www/feeds"
 curl -sf "http://127.0.0.1:$OURS/feeds/bench" -o "$work/www/feeds/bench"
-etag=$(curl -sfI "http://127.0.0.1:$OURS/feeds/bench" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+headers=$(curl -sfI "http://127.0.0.1:$OURS/feeds/bench" | tr -d '\r')
+etag=$(awk -F': ' 'tolower($1)=="etag"{print $2}' <<<"$headers")
+generation=$(awk -F': ' 'tolower($1)=="x-feed-generation"{print $2}' <<<"$headers")
+asset_etag=$(curl -sfI "http://127.0.0.1:$OURS$asset_url" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+
+$SERVER_PIN "$work/floor" $FLOOR "$WORKERS" "$work/www/feeds/bench" "$etag" "$generation" &
+floor_pid=$!
 
 cat >"$work/nginx.conf" <<CONF
 user root;
@@ -62,44 +91,96 @@ http {
     listen 127.0.0.1:$NGINX;
     root $work/www;
     location / { etag on; }
+    # The asset straight from feed-server's generation folder.
+    location ~ ^/assets/([^/]+)/([^/]+)/([^/]+)\$ {
+      alias $work/data/\$1/generations/\$2/assets/\$3;
+      default_type image/jpeg;
+      etag on;
+    }
   }
 }
 CONF
-${SERVER_PIN:-} nginx -c "$work/nginx.conf"
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$NGINX/feeds/bench" >/dev/null && break; sleep 0.05; done
+$SERVER_PIN nginx -c "$work/nginx.conf"
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$NGINX/feeds/bench" >/dev/null && curl -sf "http://127.0.0.1:$FLOOR/feeds/bench" >/dev/null && break
+  sleep 0.05
+done
 nginx_etag=$(curl -sfI "http://127.0.0.1:$NGINX/feeds/bench" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
 cmp <(curl -sf "http://127.0.0.1:$OURS/feeds/bench") <(curl -sf "http://127.0.0.1:$NGINX/feeds/bench")
+cmp <(curl -sf "http://127.0.0.1:$OURS/feeds/bench") <(curl -sf "http://127.0.0.1:$FLOOR/feeds/bench")
+cmp <(curl -sf "http://127.0.0.1:$OURS$asset_url") <(curl -sf "http://127.0.0.1:$NGINX$asset_url")
+cmp <(curl -sf "http://127.0.0.1:$OURS$asset_url") "$work/photo.jpg"
+for port in $OURS $FLOOR; do
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "http://127.0.0.1:$port/feeds/bench")" = 304 ]
+done
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $nginx_etag" "http://127.0.0.1:$NGINX/feeds/bench")" = 304 ]
 size=$(stat -c %s "$work/www/feeds/bench")
+asset_size=$(stat -c %s "$work/photo.jpg")
 
 # Runs wrk; prints "requests_per_second errors".
 measure() {
   local url=$1 header=${2:-}
-  local args=(-t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency)
+  local args=(-t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION")
   [ -n "$header" ] && args+=(-H "$header")
   local out
-  out=$(${CLIENT_PIN:-} wrk "${args[@]}" "$url")
+  out=$($CLIENT_PIN wrk "${args[@]}" "$url")
   local rps errors
   rps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
   errors=$(awk '/Non-2xx or 3xx/{print $5} /Socket errors/{print $4+$6+$8+$10}' <<<"$out" | awk '{s+=$1} END{print s+0}')
   echo "$rps $errors"
 }
+ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
 
-declare -A total
-echo "| round | case | feed-server req/s | nginx req/s | ratio | errors (ours/nginx) |"
-echo "|---|---|---|---|---|---|"
+declare -A total floor_ratios nginx_ratios
+echo "| round | case | feed-server req/s | floor req/s | nginx req/s | ours/floor | ours/nginx | errors (ours/floor/nginx) |"
+echo "|---|---|---|---|---|---|---|---|"
 for round in $(seq "$ROUNDS"); do
-  for case in 200 304; do
-    if [ "$case" = 200 ]; then ours_header=""; nginx_header=""; else ours_header="If-None-Match: $etag"; nginx_header="If-None-Match: $nginx_etag"; fi
-    read -r ours ours_err < <(measure "http://127.0.0.1:$OURS/feeds/bench" "$ours_header")
-    read -r theirs theirs_err < <(measure "http://127.0.0.1:$NGINX/feeds/bench" "$nginx_header")
-    ratio=$(python3 -c "print(f'{$ours/$theirs:.2f}')")
+  for case in $CASES; do
+    floor="" floor_err="-"
+    case $case in
+      200)
+        read -r ours ours_err < <(measure "http://127.0.0.1:$OURS/feeds/bench")
+        read -r floor floor_err < <(measure "http://127.0.0.1:$FLOOR/feeds/bench")
+        read -r theirs theirs_err < <(measure "http://127.0.0.1:$NGINX/feeds/bench") ;;
+      304)
+        read -r ours ours_err < <(measure "http://127.0.0.1:$OURS/feeds/bench" "If-None-Match: $etag")
+        read -r floor floor_err < <(measure "http://127.0.0.1:$FLOOR/feeds/bench" "If-None-Match: $etag")
+        read -r theirs theirs_err < <(measure "http://127.0.0.1:$NGINX/feeds/bench" "If-None-Match: $nginx_etag") ;;
+      asset)
+        read -r ours ours_err < <(measure "http://127.0.0.1:$OURS$asset_url")
+        read -r theirs theirs_err < <(measure "http://127.0.0.1:$NGINX$asset_url") ;;
+    esac
     total[$case-ours]=$(python3 -c "print(${total[$case-ours]:-0}+$ours)")
     total[$case-nginx]=$(python3 -c "print(${total[$case-nginx]:-0}+$theirs)")
-    echo "| $round | $case | $ours | $theirs | $ratio | $ours_err/$theirs_err |"
+    floor_ratio="-"
+    if [ -n "$floor" ]; then
+      total[$case-floor]=$(python3 -c "print(${total[$case-floor]:-0}+$floor)")
+      floor_ratio=$(ratio "$ours" "$floor")
+    fi
+    nginx_ratio=$(ratio "$ours" "$theirs")
+    floor_ratios[$case]="${floor_ratios[$case]:-} $floor_ratio"
+    nginx_ratios[$case]="${nginx_ratios[$case]:-} $nginx_ratio"
+    echo "| $round | $case | $ours | ${floor:--} | $theirs | $floor_ratio | $nginx_ratio | $ours_err/$floor_err/$theirs_err |"
   done
 done
-for case in 200 304; do
-  python3 -c "o=${total[$case-ours]}/$ROUNDS; n=${total[$case-nginx]}/$ROUNDS; print(f'| mean | $case | {o:.0f} | {n:.0f} | {o/n:.2f} | |')"
+for case in $CASES; do
+  python3 - <<PY
+o = ${total[$case-ours]} / $ROUNDS
+n = ${total[$case-nginx]} / $ROUNDS
+f = ${total[$case-floor]:-0} / $ROUNDS
+print(f"| mean | $case | {o:.0f} | {f:.0f} | {n:.0f} | " + (f"{o/f:.2f}" if f else "-") + f" | {o/n:.2f} | |" if f else f"| mean | $case | {o:.0f} | - | {n:.0f} | - | {o/n:.2f} | |")
+PY
+done
+# The median of the per-round ratios: a round disturbed by another process on the machine moves
+# the mean of the req/s columns, not the median ratio.
+for case in $CASES; do
+  python3 - "${floor_ratios[$case]}" "${nginx_ratios[$case]}" <<PY
+import statistics, sys
+def median(text):
+    values = [float(v) for v in text.split() if v != "-"]
+    return f"{statistics.median(values):.2f}" if values else "-"
+print(f"| median ratio | $case | | | | {median(sys.argv[1])} | {median(sys.argv[2])} | |")
+PY
 done
 echo
-echo "Body: $size bytes; wrk -t$WRK_THREADS -c$CONNECTIONS -d$DURATION; $WORKERS workers each; $(nproc) cores; $(date -u +%Y-%m-%d)."
+echo "Feed body: $size bytes; asset: $asset_size bytes; wrk -t$WRK_THREADS -c$CONNECTIONS -d$DURATION (${CLIENT_PIN:-unpinned}); $WORKERS worker(s) each (${SERVER_PIN:-unpinned}); $(nproc) cores; $(date -u +%Y-%m-%d)."

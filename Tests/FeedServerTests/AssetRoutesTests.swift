@@ -16,6 +16,54 @@ import Testing
         return body
     }
 
+    /// Repeated asset reads share one prepared answer (the file kept open); once the file is gone
+    /// from its generation, reads are 404 within the documented second, and a request that needs
+    /// its own answer (an X-Request-Id to echo) still gets every byte.
+    @Test func aCachedAssetAnswerFollowsItsFile() throws {
+        try withTestServer { server, client in
+            let published = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo)]))
+            let url = try #require((published.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            let first = try client.get(url)
+            #expect(first.status == 200 && !first.body.isEmpty)
+            for _ in 0..<3 {
+                let again = try client.get(url)
+                #expect(again.status == 200 && again.body == first.body && again.header("ETag") == first.header("ETag"))
+            }
+            let traced = try client.get(url, headers: [("X-Request-Id", "asset-1")])
+            #expect(traced.body == first.body && traced.header("X-Request-Id") == "asset-1")
+            let head = try client.head(url)
+            #expect(head.status == 200 && head.header("Content-Length") == String(first.body.count))
+            let generation = try #require(published.json["generationId"] as? String)
+            try FileManager.default.removeItem(atPath: "\(server.options.root)/g/generations/\(generation)/assets/q1.jpg")
+            let started = Date()
+            try waitUntil(seconds: 5) { try client.get(url).status == 404 }
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(elapsed < 2, "noticed in \(elapsed) s")
+        }
+    }
+
+    /// A cached asset keeps its file open; once the file is removed (retention, DELETE), the
+    /// next new asset read drops it, so a removed generation's disk space is given back.
+    @Test func aRemovedAssetIsClosedWhenTheNextAssetIsCached() throws {
+        try withTestServer { server, client in
+            let first = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo)]))
+            let firstURL = try #require((first.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            #expect(try client.get(firstURL).status == 200)
+            let generation = try #require(first.json["generationId"] as? String)
+            let removed = "\(server.options.root)/g/generations/\(generation)/assets/q1.jpg"
+            let openFiles = { () -> [String] in
+                let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+                return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+            }
+            #expect(openFiles().contains(removed), "kept open while cached")
+            try FileManager.default.removeItem(atPath: removed)
+            let second = try client.putMultipart("/feeds/g", upload(payload: #"{"quotes":[{"id":"q2","image":"q2.png"}]}"#, [("q2.png", Self.transparent)]))
+            let secondURL = try #require((second.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            #expect(try client.get(secondURL).status == 200)
+            #expect(!openFiles().contains { $0.hasPrefix(removed) }, "the removed file is closed")
+        }
+    }
+
     @Test func multipartPublishStoresDownsampledImagesAndServesThem() throws {
         try withTestServer { _, client in
             let response = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo), ("badge.png", Self.transparent)]))
@@ -40,7 +88,9 @@ import Testing
             #expect(image.header("ETag") == "\"\(SHA256Hash.hex(image.body))\"")
             #expect(image.body.count == listed[1]["bytes"] as? Int)
             #expect(try TestImages.inspect(image.body).width == 512)
-            #expect(try client.get(url, headers: [("If-None-Match", image.header("ETag")!)]).status == 304)
+            let notModified = try client.get(url, headers: [("If-None-Match", image.header("ETag")!)])
+            #expect(notModified.status == 304)
+            #expect(notModified.header("Content-Length") == String(image.body.count))
             let head = try client.head(url)
             #expect(head.status == 200 && head.body.isEmpty && head.header("Content-Length") == String(image.body.count))
             #expect(try client.get(listed[0]["url"] as! String).header("Content-Type") == "image/png")

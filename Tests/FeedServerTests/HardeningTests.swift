@@ -156,6 +156,22 @@ import Glibc
         #expect(!output.utf8.contains(0xC2))
     }
 
+    @Test func theAccessLogShowsTheClientsRequestIdOrAGeneratedOne() throws {
+        let scratch = ScratchDirectory()
+        let (child, client) = try startBinary(scratch)
+        #expect(try client.get("/healthz", headers: [("X-Request-Id", "trace-9")]).header("X-Request-Id") == "trace-9")
+        #expect(try client.get("/nope").header("X-Request-Id") == nil)
+        #expect(try client.get("/nope").header("X-Request-Id") == nil)
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+        let lines = child.output.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("GET /healthz 200 ") && $0.hasSuffix(" id=trace-9") })
+        let generated = lines.filter { $0.hasPrefix("GET /nope 404 ") }.compactMap { $0.split(separator: " ").last }
+        #expect(generated.count == 2)
+        #expect(generated.allSatisfy { $0.hasPrefix("id=") && $0.count > 3 })
+        #expect(Set(generated).count == 2, "each request gets its own id")
+    }
+
     @Test func aServerWithOnlyAReadTokenRefusesAnonymousWrites() throws {
         try withTestServer(configure: { $0.readToken = "reader" }) { _, client in
             let anonymous = try client.put("/feeds/g", json: "[1]")

@@ -66,7 +66,7 @@ import Testing
                 return (parts[0], parts.count > 1 ? parts[1] : "")
             }
             return HTTPRequest(method: method, rawPath: "/feeds/g", query: RequestFields(given: pairs, kind: .GET_ARGUMENT_KIND),
-                               headers: RequestFields(given: [], kind: .HEADER_KIND), body: [], parts: nil, id: "test")
+                               headers: RequestFields(given: [], kind: .HEADER_KIND), body: [], parts: nil)
         }
         #expect(Authorization.takesTokenInQuery(request("GET", "access_token=t"), route: "/feeds/{group}/events"))
         #expect(Authorization.takesTokenInQuery(request("GET", "wait=5&access_token=t"), route: "/feeds/{group}"))

@@ -74,6 +74,6 @@ func bodyBytes(_ response: HTTPResponse) -> [UInt8] {
     switch response.body {
     case .bytes(let bytes): return bytes
     case .shared(let shared): return shared.bytes
-    case .file, .suspend, .stream, .deferred: return []
+    case .lengthOnly, .file, .sharedFile, .suspend, .stream, .deferred: return []
     }
 }

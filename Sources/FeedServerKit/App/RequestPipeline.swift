@@ -52,7 +52,7 @@ struct RequestPipeline: Sendable {
             routeIndex = route.index
             if let denial = authorization.denial(for: request, route: route.name) {
                 response = denial.response
-            } else if let pool, route.offloaded.contains(request.method == "HEAD" ? "GET" : request.method) {
+            } else if let pool, route.offloaded.contains(where: { $0 == (request.method == "HEAD" ? "GET" : request.method) }) {
                 return offload(routed, handler, routeIndex: routeIndex, to: pool)
             } else {
                 response = handler(routed)

@@ -114,6 +114,7 @@ final class Server: Sendable {
         settings.minBodyBytesPerSecond = options.minBodyBytesPerSecond
         settings.maxConnectionsPerIP = options.maxConnectionsPerIP
         settings.maxInflightBytes = options.maxInflightBytes
+        settings.notModifiedStatesLength = options.notModifiedStatesLength
         settings.uploads = uploads
         do {
             daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),

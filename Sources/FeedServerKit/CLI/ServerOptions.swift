@@ -20,6 +20,8 @@ struct ServerOptions: Sendable, Equatable {
     var maxWaiters = 512
     var maxInflightBytes = 1 << 30
     var accessLog = true
+    /// `--not-modified-length`: a 304 states the 200's length (true) or 0 (false).
+    var notModifiedStatesLength = true
     var shutdownTimeoutSeconds = 10
     var token: String?
     var readToken: String?
@@ -94,6 +96,14 @@ struct ServerOptions: Sendable, Equatable {
                help: "most concurrent connections (default 1024)") { $0.maxConnections = try integer($1, "--max-connections", 1...100_000) },
         Option(flag: "--access-log", environment: "FEED_SERVER_ACCESS_LOG", placeholder: "on|off",
                help: "one line per request on stderr (default on)") { $0.accessLog = try boolean($1, "--access-log") },
+        Option(flag: "--not-modified-length", environment: "FEED_SERVER_NOT_MODIFIED_LENGTH", placeholder: "representation|zero",
+               help: "Content-Length of a 304: the length of the 200 it stands for (RFC 9110, default), or 0 for clients that wait for that many body bytes (OkHttp, HttpURLConnection on Android, wrk)") {
+            switch $1.lowercased() {
+            case "representation": $0.notModifiedStatesLength = true
+            case "zero": $0.notModifiedStatesLength = false
+            default: throw UsageError(description: "--not-modified-length must be representation or zero (got '\($1)')")
+            }
+        },
         Option(flag: "--token", environment: "FEED_SERVER_TOKEN", placeholder: "SECRET",
                help: "PUT and DELETE need Authorization: Bearer SECRET (401 otherwise)") { $0.token = try secret($1, "--token") },
         Option(flag: "--read-token", environment: "FEED_SERVER_READ_TOKEN", placeholder: "SECRET",

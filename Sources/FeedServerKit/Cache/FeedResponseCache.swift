@@ -40,9 +40,9 @@ final class FeedResponseCache: Sendable {
             return value
         }
 
-        /// The `200` response (built once; sharing it copies nothing but references).
+        /// The `200` response (built once, and queued as one prepared `MHD_Response`).
         let ok: HTTPResponse
-        /// The `304` response.
+        /// The `304` response, stating the `200`'s `Content-Length` (RFC 9110 §8.6).
         let notModified: HTTPResponse
 
         init(token: ChangeToken, generation: Generation, body: SharedBody, headers: [(String, String)], isFallback: Bool) {
@@ -56,8 +56,13 @@ final class FeedResponseCache: Sendable {
             self.body = body
             self.headers = headers
             self.isFallback = isFallback
-            ok = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, shared: body)
-            notModified = HTTPResponse(status: 304, headers: headers)
+            var ok = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, shared: body)
+            ok.prepared = PreparedResponse()
+            self.ok = ok
+            var notModified = HTTPResponse(status: 304, headers: headers)
+            notModified.body = .lengthOnly(body.bytes.count)
+            notModified.prepared = PreparedResponse()
+            self.notModified = notModified
         }
     }
 

@@ -45,6 +45,8 @@ struct DaemonSettings: Sendable {
     var maxConnectionsPerIP: Int = 0
     /// Most body bytes (declared or received) of all requests in progress together; beyond, 503.
     var maxInflightBytes: Int = 1 << 30
+    /// Whether a `304` states the representation's length (RFC 9110 §8.6) or `Content-Length: 0`.
+    var notModifiedStatesLength = true
 }
 
 /// Owns the libmicrohttpd daemon (`MHD_start_daemon` … `MHD_stop_daemon`) and its C callbacks.
@@ -163,6 +165,8 @@ final class DaemonContext: Sendable {
     /// Body bytes of requests in progress, against `maxInflightBytes`.
     let inflightBytes = Atomic<Int>(0)
     let maxInflightBytes: Int
+    /// `DaemonSettings.notModifiedStatesLength`.
+    let notModifiedStatesLength: Bool
     /// Parked requests by their `PendingRequest`, so a shutdown can resume every one.
     let suspended = Lock<[ObjectIdentifier: Suspension]>([:])
     /// Requests whose answer is computed on the work pool, so a shutdown can answer them.
@@ -177,6 +181,7 @@ final class DaemonContext: Sendable {
         maxPayloadBytes = settings.maxPayloadBytes
         uploads = settings.uploads
         maxInflightBytes = settings.maxInflightBytes
+        notModifiedStatesLength = settings.notModifiedStatesLength
         watchdog = settings.headerTimeoutSeconds > 0
             ? ConnectionWatchdog(headerTimeoutSeconds: settings.headerTimeoutSeconds, minBodyBytesPerSecond: settings.minBodyBytesPerSecond)
             : nil
@@ -208,16 +213,16 @@ final class PendingRequest: @unchecked Sendable {
     var suspension: Suspension?
     /// Set while the request's answer is computed on the work pool.
     var deferred: DeferredResponse?
-    private var id: String?
+    private var clientID: String??
     /// The request as first handled, kept while it is parked.
     var request: HTTPRequest?
 
-    /// The request's id (the client's `X-Request-Id` when sane), made once.
-    func requestID(_ connection: OpaquePointer) -> String {
-        if let id { return id }
-        let made = RequestID.make(clientSupplied: MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"))
-        id = made
-        return made
+    /// The client's `X-Request-Id` when it sent a sane one (echoed in the answer), looked up once.
+    func clientRequestID(_ connection: OpaquePointer) -> String? {
+        if let clientID { return clientID }
+        let found = RequestID.sane(MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"))
+        clientID = .some(found)
+        return found
     }
 }
 
@@ -338,7 +343,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
         headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: pending.body,
-        parts: parts, uploads: uploads, id: pending.requestID(connection), bodyFile: bodyFile)
+        parts: parts, uploads: uploads, bodyFile: bodyFile)
     pending.body = []
     pending.multipart = nil
     pending.spool = nil
@@ -373,8 +378,14 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
     // A keep-alive connection now waits for its next request head.
     let now = MonotonicClock.nanos()
     finished.connection?.phase.withLock { $0 = .awaitingHead(sinceNanos: now) }
-    context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
-    context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(pending.takeUnretainedValue())) }
+    // Only a request that was parked or offloaded is in these tables (set together with the
+    // field; `deferred` is cleared only once it is out of the table again).
+    if finished.suspension != nil {
+        context.suspended.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(finished)) }
+    }
+    if finished.deferred != nil {
+        context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(finished)) }
+    }
     pending.release()
     slot.pointee = nil
     context.inFlight.subtract(1, ordering: .relaxed)
@@ -389,7 +400,7 @@ private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonCon
     let head = HTTPRequest(
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
-        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: [], parts: nil, id: pending.requestID(connection))
+        headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: [], parts: nil)
     switch context.admitBody(head, declaredLength) {
     case .refuse(let refusal):
         return refusal
@@ -501,11 +512,20 @@ private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
 
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                      method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, _ response: HTTPResponse) -> MHD_Result {
-    let requestID = pending.requestID(connection)
+    let clientID = pending.clientRequestID(connection)
     if case .stream(let stream) = response.body { stream.attach(connection) }
-    guard let built = MHDResponse(response, extraHeaders: [("X-Request-Id", requestID)]) else { return mhdNo }
-    let queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
-    context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,
-                       elapsedNanos: MonotonicClock.nanos() - pending.startNanos, requestID: requestID)
+    let queued: MHD_Result
+    if clientID == nil, let prepared = response.prepared?.handle(for: response, statesLength: context.notModifiedStatesLength) {
+        // The same answer for every request (a cached read): no allocation at all.
+        queued = MHD_queue_response(connection, UInt32(response.status), prepared)
+    } else {
+        guard let built = MHDResponse(response, extraHeaders: clientID.map { [("X-Request-Id", $0)] } ?? [],
+                                      statesLength: context.notModifiedStatesLength) else { return mhdNo }
+        queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
+    }
+    if context.log.isEnabled {
+        context.log.record(method: method, path: url, status: response.status, bytes: response.bodyByteCount,
+                           elapsedNanos: MonotonicClock.nanos() - pending.startNanos, clientRequestID: clientID)
+    }
     return queued
 }

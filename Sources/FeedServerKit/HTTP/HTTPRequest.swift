@@ -1,5 +1,8 @@
 import CMicroHTTPD
 import FeedStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Looks up request headers or query parameters on demand in libmicrohttpd's parsed request
 /// (`MHD_lookup_connection_value`), so the hot path never copies fields it does not read.
@@ -41,7 +44,8 @@ struct RequestFields: @unchecked Sendable {
     subscript(name: String) -> String? {
         switch source {
         case .live(let connection, let kind):
-            guard let value = MHD_lookup_connection_value(connection, kind, name) else { return nil }
+            // withCString reads a native string in place (passing `name` itself would copy it).
+            guard let value = name.withCString({ MHD_lookup_connection_value(connection, kind, $0) }) else { return nil }
             return Self.decoded(value, kind: kind)
         case .copied(let values, let caseInsensitive):
             return values[caseInsensitive ? name.lowercased() : name]
@@ -58,6 +62,22 @@ struct RequestFields: @unchecked Sendable {
         }
         guard let value = found else { return nil }
         return Self.decoded(value, kind: kind)
+    }
+
+    /// Calls `body` with the bytes of a header's first value as sent (nil when absent), read in
+    /// place in libmicrohttpd's parsed request: nothing is copied. (Query values are decoded first.)
+    func withBytes<R>(of name: StaticString, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard case .live(let connection, let kind) = source, kind == .HEADER_KIND else {
+            guard var value = self[name] else { return body(nil) }
+            return value.withUTF8 { body($0) }
+        }
+        let found = name.withUTF8Buffer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count + 1) {
+                MHD_lookup_connection_value(connection, kind, $0)
+            }
+        }
+        guard let found else { return body(nil) }
+        return found.withMemoryRebound(to: UInt8.self, capacity: strlen(found)) { body(UnsafeBufferPointer(start: $0, count: strlen(found))) }
     }
 
     /// A copy that stays valid after the handler call (`MHD_get_connection_values`).
@@ -115,8 +135,6 @@ struct HTTPRequest: Sendable {
     var parts: [MultipartPart]?
     /// The folder the parts' files are in; kept alive (so the files exist) as long as the request.
     var uploads: UploadFolder?
-    /// The request id, also sent as `X-Request-Id` and written to the access log.
-    var id: String
     /// True when the handler is asked again after the request was suspended and woken.
     var resumed = false
     /// The body as a file in `uploads`, for media types the daemon spools (`BodySpool`); the

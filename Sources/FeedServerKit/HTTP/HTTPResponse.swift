@@ -16,8 +16,14 @@ struct HTTPResponse: Sendable {
         case bytes([UInt8])
         /// Bytes rendered once and shared by every response that sends them.
         case shared(SharedBody)
+        /// No body, but `Content-Length` states this many bytes: the length of the representation
+        /// a `304` stands for (RFC 9110 §8.6 allows no other value there).
+        case lengthOnly(Int)
         /// A file sent by libmicrohttpd from its descriptor (`MHD_create_response_from_fd`).
         case file(OpenedFile)
+        /// A file kept open by a cache and sent by many responses: each `MHD_Response` gets its
+        /// own duplicate of the descriptor.
+        case sharedFile(OpenedFile)
         /// No answer yet: park the request until the suspension is woken, then ask the handler
         /// again (with `HTTPRequest.resumed` set).
         case suspend(Suspension)
@@ -33,6 +39,9 @@ struct HTTPResponse: Sendable {
     var headers: [(String, String)]
     /// The body.
     var body: Body
+    /// Set on answers that are the same for every request (cached reads): the daemon queues one
+    /// prepared `MHD_Response` for all of them instead of building one per request.
+    var prepared: PreparedResponse?
 
     /// A response with a byte body.
     init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
@@ -74,8 +83,8 @@ struct HTTPResponse: Sendable {
         switch body {
         case .bytes(let bytes): return bytes.count
         case .shared(let shared): return shared.bytes.count
-        case .file(let file): return file.size
-        case .suspend, .stream, .deferred: return 0
+        case .file(let file), .sharedFile(let file): return file.size
+        case .lengthOnly, .suspend, .stream, .deferred: return 0
         }
     }
 

@@ -19,13 +19,18 @@ struct AccessLog: Sendable {
     /// Where lines go; -1 disables the log.
     let fileDescriptor: Int32
 
+    /// Whether lines are written at all.
+    var isEnabled: Bool { fileDescriptor >= 0 }
+
     /// Logs to stderr when `enabled`.
     init(enabled: Bool) { fileDescriptor = enabled ? STDERR_FILENO : -1 }
 
     /// Writes one line with a single `write(2)` so lines from worker threads never interleave:
-    /// `<method> <path> <status> <bytes> <ms>ms id=<request id>`.
-    func record(method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, status: Int, bytes: Int, elapsedNanos: Int64, requestID: String) {
+    /// `<method> <path> <status> <bytes> <ms>ms id=<request id>`: the client's sane
+    /// `X-Request-Id`, or one generated here (only when the log is on).
+    func record(method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, status: Int, bytes: Int, elapsedNanos: Int64, clientRequestID: String?) {
         guard fileDescriptor >= 0 else { return }
+        let requestID = clientRequestID ?? RequestID.generate()
         let micros = elapsedNanos / 1000
         let millis = "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())"
         var line = Self.escaped(method)

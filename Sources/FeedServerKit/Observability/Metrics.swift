@@ -1,5 +1,8 @@
 import FeedStore
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Counters and a latency histogram, rendered in the Prometheus text format (0.0.4) at `/metrics`.
 final class Metrics: Sendable {
@@ -36,14 +39,13 @@ final class Metrics: Sendable {
     private let warnings = Lock([Int](repeating: 0, count: LintCode.allCases.count))
     private let faults = Lock([Int](repeating: 0, count: FaultKind.allCases.count))
 
-    private let counts = Lock<[Int: Int]>([:])
+    private let counts = RequestCounters()
     private let names = Lock<[String]>([])
 
     /// Counts a finished request by route template, method and status, and its body bytes.
-    /// (Keyed by small integers: this runs on every request.)
+    /// (This runs on every request: no lock, no allocation, see `RequestCounters`.)
     func recordRequest(route: Int, method: String, status: Int, bytes: Int) {
-        let key = route << 24 | Self.methodCode(method) << 12 | status
-        counts.withLock { $0[key, default: 0] += 1 }
+        counts.add(route: route, method: Self.methodCode(method), status: status)
         bytesServed.add(bytes, ordering: .relaxed)
     }
 
@@ -51,16 +53,25 @@ final class Metrics: Sendable {
     func register(routes: [String]) { names.withLock { $0 = routes } }
 
     private static let methods = ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "POST", "PATCH"]
-    private static func methodCode(_ method: String) -> Int { methods.firstIndex(of: method) ?? methods.count }
+    private static func methodCode(_ method: String) -> Int {
+        // The common methods by their bytes: comparing Strings would cost more than the count.
+        var method = method
+        return method.withUTF8 { bytes in
+            switch (bytes.count, bytes.first) {
+            case (3, UInt8(ascii: "G")) where bytes[1] == UInt8(ascii: "E") && bytes[2] == UInt8(ascii: "T"): return 0
+            case (4, UInt8(ascii: "H")) where bytes.elementsEqual("HEAD".utf8): return 1
+            case (3, UInt8(ascii: "P")) where bytes[1] == UInt8(ascii: "U") && bytes[2] == UInt8(ascii: "T"): return 2
+            default: return methods.firstIndex { $0.utf8.elementsEqual(bytes) } ?? methods.count
+            }
+        }
+    }
 
     private func requestCounts() -> [RequestKey: Int] {
         let routeNames = names.withLock { $0 }
         var result: [RequestKey: Int] = [:]
-        for (key, count) in counts.withLock({ $0 }) {
-            let route = key >> 24
-            let method = (key >> 12) & 0xFFF
-            result[RequestKey(route: route >= 0 && route < routeNames.count ? routeNames[route] : "unmatched",
-                              method: method < Self.methods.count ? Self.methods[method] : "other", status: key & 0xFFF), default: 0] += count
+        for (key, count) in counts.totals() {
+            result[RequestKey(route: key.route >= 0 && key.route < routeNames.count ? routeNames[key.route] : "unmatched",
+                              method: key.method < Self.methods.count ? Self.methods[key.method] : "other", status: key.status), default: 0] += count
         }
         return result
     }
@@ -133,5 +144,100 @@ final class Metrics: Sendable {
         family("feedserver_work_in_progress", "gauge", "Slow requests (publishes, DELETE, listings) running on the work pool.")
         lines.append("feedserver_work_in_progress \(workInProgress.load(ordering: .relaxed))")
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Request counts by route, method and status without a lock: a table of relaxed atomic counters
+/// per stripe, each thread counting in the stripe its thread id hashes to (libmicrohttpd's few
+/// worker threads rarely share one, so counting does not bounce a cache line between cores),
+/// summed when `/metrics` is scraped. Statuses outside `statuses` and routes past `maxRoutes`
+/// are counted under a lock instead (they are rare).
+final class RequestCounters: @unchecked Sendable {
+    /// The statuses with a counter of their own.
+    static let statuses = [200, 201, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 406, 408, 409, 410, 411, 412, 413, 414,
+                           415, 416, 417, 422, 428, 429, 431, 500, 501, 503, 505]
+    /// Most routes with counters of their own (the route table has about 20).
+    static let maxRoutes = 63
+    private static let methodCount = 8
+    private static let stripeCount = 4
+    /// Status → its position in `statuses`, or -1.
+    private static let statusIndex: [Int8] = {
+        var table = [Int8](repeating: -1, count: 600)
+        for (index, status) in statuses.enumerated() { table[status] = Int8(index) }
+        return table
+    }()
+    private static let slotsPerStripe = (maxRoutes + 1) * methodCount * statuses.count
+
+    /// Stripes, allocated on first use (the address, 0 until then).
+    private let stripes: UnsafeMutablePointer<Atomic<UInt>>
+    private let others = Lock<[Key: Int]>([:])
+
+    /// A counted combination; `route` -1 is "unmatched".
+    struct Key: Hashable {
+        var route: Int
+        var method: Int
+        var status: Int
+    }
+
+    init() {
+        stripes = .allocate(capacity: Self.stripeCount)
+        for index in 0..<Self.stripeCount { (stripes + index).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        for index in 0..<Self.stripeCount {
+            if let table = UnsafeMutablePointer<Atomic<Int>>(bitPattern: stripes[index].load(ordering: .acquiring)) {
+                table.deinitialize(count: Self.slotsPerStripe)
+                table.deallocate()
+            }
+        }
+        stripes.deinitialize(count: Self.stripeCount)
+        stripes.deallocate()
+    }
+
+    /// Counts one request.
+    func add(route: Int, method: Int, status: Int) {
+        let statusIndex = status >= 0 && status < Self.statusIndex.count ? Int(Self.statusIndex[status]) : -1
+        guard statusIndex >= 0, route >= -1, route < Self.maxRoutes, method >= 0, method < Self.methodCount else {
+            others.withLock { $0[Key(route: route, method: method, status: status), default: 0] += 1 }
+            return
+        }
+        let slot = ((route + 1) * Self.methodCount + method) * Self.statuses.count + statusIndex
+        stripe(Self.stripeOfThisThread())[slot].add(1, ordering: .relaxed)
+    }
+
+    /// Every non-zero count, the stripes summed.
+    func totals() -> [Key: Int] {
+        var result = others.withLock { $0 }
+        for index in 0..<Self.stripeCount {
+            guard let table = UnsafeMutablePointer<Atomic<Int>>(bitPattern: stripes[index].load(ordering: .acquiring)) else { continue }
+            for slot in 0..<Self.slotsPerStripe {
+                let count = table[slot].load(ordering: .relaxed)
+                guard count > 0 else { continue }
+                let statusIndex = slot % Self.statuses.count
+                let method = (slot / Self.statuses.count) % Self.methodCount
+                let route = slot / (Self.statuses.count * Self.methodCount) - 1
+                result[Key(route: route, method: method, status: Self.statuses[statusIndex]), default: 0] += count
+            }
+        }
+        return result
+    }
+
+    private static func stripeOfThisThread() -> Int {
+        // pthread_t is the thread's descriptor address: mix it so neighbouring threads differ.
+        let mixed = UInt64(truncatingIfNeeded: UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))) &* 0x9E37_79B9_7F4A_7C15
+        return Int(mixed >> 62) % stripeCount
+    }
+
+    private func stripe(_ index: Int) -> UnsafeMutablePointer<Atomic<Int>> {
+        if let table = UnsafeMutablePointer<Atomic<Int>>(bitPattern: stripes[index].load(ordering: .acquiring)) { return table }
+        let made = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: Self.slotsPerStripe)
+        for slot in 0..<Self.slotsPerStripe { (made + slot).initialize(to: Atomic(0)) }
+        let (won, current) = stripes[index].compareExchange(expected: 0, desired: UInt(bitPattern: made), ordering: .acquiringAndReleasing)
+        if won { return made }
+        made.deinitialize(count: Self.slotsPerStripe)
+        made.deallocate()
+        // Lost the race: the exchange failed because another thread stored its (non-zero) table.
+        return UnsafeMutablePointer<Atomic<Int>>(bitPattern: current)!
     }
 }

@@ -9,33 +9,100 @@ import FeedStore
 struct AssetRoutes: Sendable {
     let store: FeedStore
     let index = AssetIndexCache()
+    let responses = AssetResponseCache()
 
     var route: Route {
         Route("/assets/{group}/{generationId}/{name}", methods: ["GET": { serve($0) }])
     }
 
     func serve(_ routed: RoutedRequest) -> HTTPResponse {
+        // The same path decodes to the same names, so the raw path is the key; an entry exists
+        // only for a path whose names passed the checks below.
+        let key = routed.request.rawPath
+        if let cached = responses.lookup(key), let token = cached.token {
+            if store.isCurrent(token) { return cached.answer(to: routed.request.headers) }
+            responses.remove(key)  // closes the file (once no connection is sending it)
+        }
         let (group, generation, name) = (routed.parameters[0], routed.parameters[1], routed.parameters[2])
         guard SafeName.isGroupName(group), SafeName.isSafe(generation), SafeName.isSafe(name) else {
             return Problem.badRequest("invalid-asset-path", "Invalid asset path",
                                       "Asset paths are /assets/{group}/{generationId}/{name}, each a safe name (A-Z a-z 0-9 - _ .).").response
         }
-        let notFound = Problem.notFound("No asset '\(name)' in generation '\(generation)' of group '\(group)'.")
+        let notFound = { Problem.notFound("No asset '\(name)' in generation '\(generation)' of group '\(group)'.").response }
         guard let listed = index.assets(group: group, generation: generation, store: store)?.first(where: { $0.name == name }),
-              let file = try? store.openAsset(group: group, generationId: generation, name: name) else {
-            return notFound.response
+              let (file, token) = try? store.openAssetForReuse(group: group, generationId: generation, name: name) else {
+            return notFound()
         }
-        guard let sha256 = listed.sha256 ?? index.hash(of: file, key: "\(group)/\(generation)/\(name)") else { return notFound.response }
+        guard let sha256 = listed.sha256 ?? index.hash(of: file, key: "\(group)/\(generation)/\(name)") else { return notFound() }
         let tag = Conditional.entityTag(sha256)
-        var headers = [("ETag", tag), ("Cache-Control", "public, max-age=31536000, immutable")]
-        if Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: tag) {
-            return HTTPResponse(status: 304, headers: headers)
-        }
         let format = (try? file.read(count: 8)).flatMap(ImageFormat.init(magic:))
-        headers.insert(("Content-Type", format.map { "image/\($0.rawValue)" } ?? "application/octet-stream"), at: 0)
-        headers.append(("X-Content-Type-Options", "nosniff"))
-        return HTTPResponse(file: file, headers: headers)
+        let entry = AssetResponseCache.Entry(file: file, entityTag: tag, contentType: format.map { "image/\($0.rawValue)" } ?? "application/octet-stream",
+                                             token: token)
+        if token != nil { responses.store(key, entry) { store.isCurrentNow($0) } }
+        return entry.answer(to: routed.request.headers)
     }
+}
+
+/// Prepared answers for assets, by request path: the file stays open and its `200` and `304`
+/// are built once, so a repeated asset read costs the `sendfile` and no other system call. The
+/// entry's token checks at most once a second that the path still names the file that was opened
+/// (`FeedStore.assetProbeIntervalMs`): an asset removed (retention, `DELETE`) or damaged in place
+/// is answered from the open file for at most that long. Publishes never change a visible asset.
+///
+/// An open file keeps a removed generation's disk space in use, so entries whose file is gone
+/// are dropped when they are next read and, all of them, whenever a new asset is added (the
+/// next read of an asset not seen before, typically right after a publish). At most `capacity`
+/// files are open.
+final class AssetResponseCache: Sendable {
+    /// One asset's answers.
+    final class Entry: Sendable {
+        let token: ChangeToken?
+        let entityTag: String
+        let ok: HTTPResponse
+        let notModified: HTTPResponse
+
+        init(file: OpenedFile, entityTag: String, contentType: String, token: ChangeToken?) {
+            self.token = token
+            self.entityTag = entityTag
+            let headers = [("ETag", entityTag), ("Cache-Control", "public, max-age=31536000, immutable")]
+            var ok = HTTPResponse(status: 200, headers: [("Content-Type", contentType)] + headers + [("X-Content-Type-Options", "nosniff")])
+            ok.body = .sharedFile(file)
+            var notModified = HTTPResponse(status: 304, headers: headers)
+            notModified.body = .lengthOnly(file.size)
+            if token != nil {
+                ok.prepared = PreparedResponse()
+                notModified.prepared = PreparedResponse()
+            }
+            self.ok = ok
+            self.notModified = notModified
+        }
+
+        /// The `304` when the request's `If-None-Match` matches, else the `200`.
+        func answer(to headers: RequestFields) -> HTTPResponse {
+            Conditional.ifNoneMatch(in: headers, matches: entityTag) ? notModified : ok
+        }
+    }
+
+    private let entries = Lock<[String: Entry]>([:])
+    /// Most assets kept open at once (each holds a descriptor).
+    static let capacity = 256
+
+    /// The entry for a request path, if any (its token still has to be checked).
+    func lookup(_ path: String) -> Entry? { entries.withLock { $0[path] } }
+
+    /// Keeps an entry, first dropping those whose file is gone (checked outside the lock); a
+    /// full cache starts over (closing the files nobody is sending).
+    func store(_ path: String, _ entry: Entry, isCurrent: (ChangeToken) -> Bool) {
+        let gone = entries.withLock { $0 }.compactMap { key, cached in cached.token.map(isCurrent) == true ? nil : key }
+        entries.withLock { entries in
+            for key in gone { entries.removeValue(forKey: key) }
+            if entries.count >= Self.capacity { entries.removeAll() }
+            entries[path] = entry
+        }
+    }
+
+    /// Drops an entry.
+    func remove(_ path: String) { entries.withLock { _ = $0.removeValue(forKey: path) } }
 }
 
 /// Asset lists of generations (immutable once visible) and hashes of files whose generation

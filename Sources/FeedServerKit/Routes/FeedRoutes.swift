@@ -51,7 +51,7 @@ struct FeedRoutes: Sendable {
         switch cache.lookup(key) {
         case .feed(let entry):
             if entry.isFallback { metrics.recordFallbackServed() }
-            let notModified = Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: entry.entityTag)
+            let notModified = Conditional.ifNoneMatch(in: routed.request.headers, matches: entry.entityTag)
             // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
             // feed changes or the wait ends; then answer as usual (200 or 304).
             if notModified, let wait, !routed.request.resumed {
@@ -381,6 +381,7 @@ enum PublishProblems {
 enum SchemaVersionParameter {
     /// The version given (nil when neither is present), or a 400 problem.
     static func parse(header: String?, query: String?) -> Result<Int?, Problem> {
+        if header == nil, query == nil { return .success(nil) }  // every plain read
         var found: Int?
         for (source, text) in [("X-Schema-Version header", header), ("schemaVersion parameter", query)] {
             guard let text else { continue }

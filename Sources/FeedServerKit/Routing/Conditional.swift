@@ -1,4 +1,7 @@
 import FeedStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Conditional-request rules (RFC 9110 §13) in one place.
 enum Conditional {
@@ -10,22 +13,31 @@ enum Conditional {
     /// client gets the full response. Works on UTF-8 bytes: this runs on every revalidation.
     static func ifNoneMatch(_ header: String?, matches entityTag: String) -> Bool {
         guard var header else { return false }
-        if header == entityTag { return true }
+        return header.withUTF8 { ifNoneMatch(bytes: $0, matches: entityTag) }
+    }
+
+    /// The same for the request's own `If-None-Match`, read in place (no copy of the value).
+    static func ifNoneMatch(in headers: RequestFields, matches entityTag: String) -> Bool {
+        headers.withBytes(of: "If-None-Match") { bytes in bytes.map { ifNoneMatch(bytes: $0, matches: entityTag) } ?? false }
+    }
+
+    /// The same over the value's bytes.
+    static func ifNoneMatch(bytes: UnsafeBufferPointer<UInt8>, matches entityTag: String) -> Bool {
         var wanted = entityTag
-        return header.withUTF8 { bytes in
-            wanted.withUTF8 { tag in
-                // The opaque part of our own tag: what is between its quotes.
-                guard tag.count >= 2 else { return false }
-                let opaque = UnsafeBufferPointer(rebasing: tag[1..<(tag.count - 1)])
-                var matched = false
-                let wellFormed = walkTagList(bytes) { member in
-                    switch member {
-                    case .any: matched = true
-                    case .tag(let range, _): matched = matched || bytes[range].elementsEqual(opaque)
-                    }
+        return wanted.withUTF8 { tag in
+            // The usual revalidation: exactly our tag.
+            if bytes.count == tag.count, let sent = bytes.baseAddress, let ours = tag.baseAddress, memcmp(sent, ours, tag.count) == 0 { return true }
+            // The opaque part of our own tag: what is between its quotes.
+            guard tag.count >= 2 else { return false }
+            let opaque = UnsafeBufferPointer(rebasing: tag[1..<(tag.count - 1)])
+            var matched = false
+            let wellFormed = walkTagList(bytes) { member in
+                switch member {
+                case .any: matched = true
+                case .tag(let range, _): matched = matched || bytes[range].elementsEqual(opaque)
                 }
-                return wellFormed && matched
             }
+            return wellFormed && matched
         }
     }
 

@@ -103,11 +103,14 @@ struct Router: Sendable {
         guard let segments = Self.segments(of: request.rawPath) else {
             return .problem(nil, .badRequest("invalid-path", "Invalid path", "The path has a malformed percent-encoding or is not UTF-8."))
         }
-        for route in routes {
-            guard let parameters = route.match(segments) else { continue }
+        for index in routes.indices {
+            // Matched in place: a route is copied (its tables retained) only once it matches.
+            guard let parameters = routes[index].match(segments) else { continue }
+            let route = routes[index]
             let routed = RoutedRequest(request: request, parameters: parameters)
-            if let handler = route.methods[request.method] { return .handler(route, routed, handler) }
-            if request.method == "HEAD", let get = route.methods["GET"] { return .handler(route, routed, get) }
+            // A route has a handful of methods: comparing small strings beats hashing one.
+            let wanted = request.method == "HEAD" && !route.methods.keys.contains { $0 == "HEAD" } ? "GET" : request.method
+            if let handler = route.methods.first(where: { $0.key == wanted })?.value { return .handler(route, routed, handler) }
             return .problem(route, .methodNotAllowed(request.method, allowed: route.allowed))
         }
         return .problem(nil, .notFound("No resource at \(request.rawPath)."))
@@ -119,15 +122,20 @@ struct Router: Sendable {
         var path = path
         return path.withUTF8 { bytes -> [String]? in
             var segments: [String] = []
+            segments.reserveCapacity(6)  // every route has at most 4 segments: no regrowth
             var start = bytes.first == UInt8(ascii: "/") ? 1 : 0
             while start <= bytes.count {
                 var end = start
                 while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
                 // An empty last segment (a trailing slash, or the path "/") is dropped.
                 if end == bytes.count, end == start { break }
-                let raw = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-                guard let segment = PercentDecoding.decode(raw) else { return nil }
-                segments.append(segment)
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                if !slice.contains(UInt8(ascii: "%")) {
+                    segments.append(String(decoding: slice, as: UTF8.self))  // nothing to decode (the usual case)
+                } else {
+                    guard let segment = PercentDecoding.decode(String(decoding: slice, as: UTF8.self)) else { return nil }
+                    segments.append(segment)
+                }
                 start = end + 1
             }
             return segments

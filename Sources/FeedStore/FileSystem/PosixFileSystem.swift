@@ -48,7 +48,8 @@ public struct PosixFileSystem: FileSystem {
 
     public func status(_ path: String) -> FileStatus? {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
+        // withCString reads a native string in place (passing `path` itself would copy it).
+        guard path.withCString({ lstat($0, &info) }) == 0 else { return nil }
         return FileStatus(posix: info)
     }
 

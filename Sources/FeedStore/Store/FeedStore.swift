@@ -147,14 +147,19 @@ public final class FeedStore: Sendable {
     /// and at most every `assetProbeIntervalMs` one caller stats its asset files, so a generation
     /// corrupted in place (a torn `feed.json`, an asset deleted or truncated), with no pointer
     /// change, is noticed within those times while an ordinary read costs one `lstat`.
-    public func isCurrent(_ token: ChangeToken) -> Bool {
+    public func isCurrent(_ token: ChangeToken) -> Bool { isCurrent(token, thoroughly: false) }
+
+    /// The same, checking every file now whatever the intervals (for sweeping a cache).
+    public func isCurrentNow(_ token: ChangeToken) -> Bool { isCurrent(token, thoroughly: true) }
+
+    private func isCurrent(_ token: ChangeToken, thoroughly: Bool) -> Bool {
         guard token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) else { return false }
         let now = clock.nowEpochMs()
-        if token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
+        if thoroughly || token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
            !token.occasionalProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
             return false
         }
-        if token.assetCheckDue(now: now, interval: Self.assetProbeIntervalMs),
+        if thoroughly || token.assetCheckDue(now: now, interval: Self.assetProbeIntervalMs),
            !token.assetProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
             return false
         }
@@ -187,6 +192,18 @@ public final class FeedStore: Sendable {
             throw FileSystemError(kind: .notFound, operation: "open asset (unsafe name)", path: name)
         }
         return try fileSystem.openBeneath(root, [group, "generations", generationId, "assets", name])
+    }
+
+    /// Opens an asset as `openAsset` does, with a token that stays current while the asset's path
+    /// names the very file opened (same inode, size and times). Assets never change once visible,
+    /// so `isCurrent` checks that with an `lstat` at most every `assetProbeIntervalMs`, as it does
+    /// for a feed's assets: a file removed or damaged in place is noticed within that time. Nil
+    /// token when the path changed between the open and the check.
+    public func openAssetForReuse(group: String, generationId: String, name: String) throws -> (OpenedFile, ChangeToken?) {
+        let file = try openAsset(group: group, generationId: generationId, name: name)
+        let probe = probe(GroupLayout(root: root, group: group).asset(generationId, name))
+        guard probe.status == file.status else { return (file, nil) }
+        return (file, ChangeToken(probes: [], occasionalProbes: [], assetProbes: [probe], lastCheck: clock.nowEpochMs()))
     }
 
     /// The groups under the root (folders with safe names), sorted.

@@ -1,0 +1,98 @@
+// The libmicrohttpd floor for the read benchmarks (bench/read-vs-nginx.sh): the least work any
+// server on libmicrohttpd 0.9.75 can do to answer a cached read. It serves one file's bytes at
+// every path, with the headers feed-server sends on a cached read, from two responses prepared
+// once (a 200 and a 304) and queued on the handler's second call, as feed-server does.
+//
+// Same daemon flags, pool and limits as feed-server's HTTPDaemon (internal polling thread pool,
+// epoll, turbo, suspend/resume allowed, 16 KiB connection memory, 1024 connections, 30 s timeout,
+// backlog 1024).
+//
+// Build: cc -O2 -o floor bench/floor.c -lmicrohttpd
+// Run:   floor PORT THREADS FILE ETAG GENERATION
+#include <microhttpd.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct MHD_Response *ok;
+static struct MHD_Response *not_modified;
+static const char *etag;
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
+                              const char *version, const char *upload_data, size_t *upload_size, void **state) {
+    (void)cls; (void)url; (void)method; (void)version; (void)upload_data;
+    static int marker;
+    if (*state == NULL) {  // First call: the head only; answer on the next one (keeps keep-alive).
+        *state = &marker;
+        return MHD_YES;
+    }
+    if (*upload_size != 0) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    const char *sent = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    if (sent != NULL && strcmp(sent, etag) == 0) return MHD_queue_response(connection, MHD_HTTP_NOT_MODIFIED, not_modified);
+    return MHD_queue_response(connection, MHD_HTTP_OK, ok);
+}
+
+static void add_headers(struct MHD_Response *response, const char *generation) {
+    MHD_add_response_header(response, MHD_HTTP_HEADER_ETAG, etag);
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(response, "X-Feed-Generation", generation);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s PORT THREADS FILE ETAG GENERATION\n", argv[0]);
+        return 2;
+    }
+    int fd = open(argv[3], O_RDONLY);
+    struct stat status;
+    if (fd < 0 || fstat(fd, &status) != 0) {
+        perror(argv[3]);
+        return 1;
+    }
+    char *body = malloc((size_t)status.st_size);
+    if (body == NULL || read(fd, body, (size_t)status.st_size) != status.st_size) {
+        perror("read");
+        return 1;
+    }
+    close(fd);
+    etag = argv[4];
+    ok = MHD_create_response_from_buffer((size_t)status.st_size, body, MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(ok, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    add_headers(ok, argv[5]);
+    not_modified = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+    add_headers(not_modified, argv[5]);
+
+    struct MHD_Daemon *daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_USE_TURBO
+            | MHD_ALLOW_SUSPEND_RESUME,
+        (uint16_t)atoi(argv[1]), NULL, NULL, handle, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)atoi(argv[2]),
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1024,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 << 10),
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+        MHD_OPTION_END);
+    if (daemon == NULL) {
+        fprintf(stderr, "cannot listen on port %s\n", argv[1]);
+        return 1;
+    }
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigprocmask(SIG_BLOCK, &signals, NULL);
+    int received;
+    sigwait(&signals, &received);
+    MHD_stop_daemon(daemon);
+    MHD_destroy_response(ok);
+    MHD_destroy_response(not_modified);
+    free(body);
+    return 0;
+}
