@@ -61,4 +61,32 @@ import Testing
             #expect(try client.get("/feeds/g").json["payload"] as? [Int] == [1])
         }
     }
+    /// RFC 9112 §6.3: two different `Content-Length`s, or one beside `Transfer-Encoding`, leave
+    /// where the body ends to whoever reads it (libmicrohttpd took the first; a proxy may take the
+    /// other: request smuggling). Refused with a 400 problem, the connection closed, nothing
+    /// published, whichever order the headers come in.
+    @Test func anAmbiguousBodyLengthIsRefusedAndTheConnectionClosed() throws {
+        try withTestServer { server, client in
+            let heads = [
+                "Content-Length: 7\r\nContent-Length: 2\r\n",
+                "Content-Length: 2\r\nContent-Length: 7\r\n",
+                "Content-Length: 7\r\nTransfer-Encoding: chunked\r\n",
+                "Transfer-Encoding: chunked\r\nContent-Length: 7\r\n",
+            ]
+            for framing in heads {
+                let connection = try HTTPTestConnection(port: server.port)
+                try connection.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\(framing)\r\n{\"a\":1}".utf8))
+                let answer = try connection.readResponse()
+                #expect(answer.status == 400, "\(framing)")
+                #expect(answer.header("Content-Type") == "application/problem+json")
+                #expect((answer.json["type"] as? String)?.hasSuffix("ambiguous-message-length") == true, "\(answer.text)")
+                #expect(connection.isClosedByPeer(within: 5), "the connection is closed after the answer")
+            }
+            #expect(try client.get("/feeds/g").status == 404, "nothing was published")
+            // One Content-Length given twice with the same value is no ambiguity.
+            let repeated = try HTTPTestConnection(port: server.port)
+            try repeated.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\nContent-Length: 7\r\n\r\n{\"a\":1}".utf8))
+            #expect(try repeated.readResponse().status == 201)
+        }
+    }
 }

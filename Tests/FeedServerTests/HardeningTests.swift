@@ -86,6 +86,26 @@ import Glibc
         }
     }
 
+    /// A client that pipelines (a long-poll and, in the same write, the next request) got each
+    /// answer at once during a shutdown and sent the next: the shutdown waited for its deadline.
+    /// Once shutdown begins every answer says `Connection: close` and the connection is closed,
+    /// so the pipelined request is never read.
+    @Test func afterSigtermAnswersCloseTheirConnection() throws {
+        let scratch = ScratchDirectory()
+        let (child, client) = try startBinary(scratch, ["--shutdown-timeout", "30"])
+        let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
+        let connection = try HTTPTestConnection(port: client.port)
+        let poll = "GET /feeds/g?wait=30 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n"
+        try connection.sendRaw(Array((poll + poll).utf8))
+        try waitUntil { try client.get("/metrics").text.contains("feedserver_open_waiters 1") }
+        child.signal(SIGTERM)
+        let answer = try connection.readResponse()
+        #expect(answer.status == 304)
+        #expect(answer.header("Connection")?.lowercased() == "close", "headers: \(answer.text)")
+        #expect(connection.isClosedByPeer(within: 5), "the pipelined request is not read")
+        #expect(child.waitForExit() == 0)
+    }
+
     @Test func aPayloadAtTheExactLimitIsServedAndOneByteMoreIs413() throws {
         let limit = 8192
         try withTestServer(configure: { $0.maxPayloadBytes = limit }) { server, client in

@@ -125,6 +125,7 @@ final class HTTPDaemon: @unchecked Sendable {
     /// The listening socket comes back to us, but worker threads may still hold it in their
     /// epoll sets for a moment, so it is closed only after `MHD_stop_daemon` has joined them.
     func stopAccepting() {
+        context.closing.store(true, ordering: .releasing)
         let fd = MHD_quiesce_daemon(daemon)
         if fd >= 0 { quiescedListenSocket.withLock { $0 = fd } }
     }
@@ -160,6 +161,9 @@ final class DaemonContext: Sendable {
     let uploads: UploadArea?
     let log: AccessLog
     let inFlight = Atomic<Int>(0)
+    /// Set when shutdown begins: every answer from then on closes its connection, so a client
+    /// that keeps pipelining requests cannot hold the shutdown until its deadline.
+    let closing = Atomic<Bool>(false)
     /// Slow-client deadlines (nil when both are off).
     let watchdog: ConnectionWatchdog?
     /// Body bytes of requests in progress, against `maxInflightBytes`.
@@ -241,6 +245,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         }
         let now = MonotonicClock.nanos()
         pending.connection?.phase.withLock { $0 = hasBody(connection, length) ? .receivingBody(sinceNanos: now, bytes: 0) : .answering }
+        if let answer = ambiguousFraming(connection) {
+            // Where this body ends is not known, so it can be neither read nor drained: answer
+            // and close (an answer queued on the first call closes the connection).
+            return respond(connection, context, pending, method: method, url: url, answer)
+        }
         if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
             ?? reserveInflight(context, pending, declaredLength: length) {
             // A client waiting for `100 Continue` has sent no body yet: answering now makes
@@ -505,6 +514,44 @@ private func isMultipart(_ connection: OpaquePointer) -> Bool {
     return String(cString: value).lowercased().hasPrefix("multipart/form-data")
 }
 
+/// A request whose body length is ambiguous (RFC 9112 §6.3): `Content-Length` twice with
+/// different values, or beside `Transfer-Encoding`. libmicrohttpd 0.9.75 takes the first
+/// `Content-Length` it sees, a proxy in front may take another: the bytes after the body would be
+/// read as a different request by each (request smuggling). Refused with a 400 that closes.
+private func ambiguousFraming(_ connection: OpaquePointer) -> HTTPResponse? {
+    let framing = FramingFields()
+    MHD_get_connection_values(connection, .HEADER_KIND, collectFraming, Unmanaged.passUnretained(framing).toOpaque())
+    let problem: String
+    if Set(framing.contentLengths).count > 1 {
+        problem = "Content-Length is given \(framing.contentLengths.count) times with different values"
+    } else if !framing.contentLengths.isEmpty && framing.hasTransferEncoding {
+        problem = "Content-Length and Transfer-Encoding are both given"
+    } else {
+        return nil
+    }
+    return Problem(status: 400, type: "ambiguous-message-length", title: "Ambiguous message length",
+                   detail: "\(problem), so where the body ends is ambiguous (RFC 9112 §6.3). Send one Content-Length, or chunked alone.",
+                   headers: [("Connection", "close")]).response
+}
+
+/// The framing headers of a request, every occurrence (`MHD_get_connection_values`).
+private final class FramingFields {
+    var contentLengths: [String] = []
+    var hasTransferEncoding = false
+}
+
+private let collectFraming: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return mhdYes }
+    let fields = Unmanaged<FramingFields>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(cString: key).lowercased()
+    if name == "content-length" {
+        fields.contentLengths.append(value.map { String(cString: $0).trimmingSpaces() } ?? "")
+    } else if name == "transfer-encoding" {
+        fields.hasTransferEncoding = true
+    }
+    return mhdYes
+}
+
 private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
     guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else { return nil }
     return Int(String(cString: value))
@@ -515,12 +562,14 @@ private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pe
     let clientID = pending.clientRequestID(connection)
     if case .stream(let stream) = response.body { stream.attach(connection) }
     let queued: MHD_Result
-    if clientID == nil, let prepared = response.prepared?.handle(for: response, statesLength: context.notModifiedStatesLength) {
+    let closing = context.closing.load(ordering: .acquiring)
+    if clientID == nil, !closing, let prepared = response.prepared?.handle(for: response, statesLength: context.notModifiedStatesLength) {
         // The same answer for every request (a cached read): no allocation at all.
         queued = MHD_queue_response(connection, UInt32(response.status), prepared)
     } else {
-        guard let built = MHDResponse(response, extraHeaders: clientID.map { [("X-Request-Id", $0)] } ?? [],
-                                      statesLength: context.notModifiedStatesLength) else { return mhdNo }
+        var extraHeaders = clientID.map { [("X-Request-Id", $0)] } ?? []
+        if closing { extraHeaders.append(("Connection", "close")) }
+        guard let built = MHDResponse(response, extraHeaders: extraHeaders, statesLength: context.notModifiedStatesLength) else { return mhdNo }
         queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
     }
     if context.log.isEnabled {
