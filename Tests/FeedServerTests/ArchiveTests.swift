@@ -131,7 +131,7 @@ struct HandTar {
 
     /// Entries no archive may hold.
     enum Hostile: String, CaseIterable, Sendable {
-        case absolutePath, dotDot, symbolicLink, hardLink, characterDevice, fifo, unknownEntry, nestedAssetFolder, notATar
+        case absolutePath, dotDot, symbolicLink, hardLink, characterDevice, fifo, unknownEntry, nestedAssetFolder, editorLeftoverName, notATar
 
         func add(to tar: inout HandTar) {
             switch self {
@@ -143,6 +143,8 @@ struct HandTar {
             case .fifo: tar.entry("assets/x.jpg", type: "6")
             case .unknownEntry: tar.entry("notes.txt", data: Array("hi".utf8))
             case .nestedAssetFolder: tar.entry("assets/sub/x.jpg", data: [1])
+            // A seed folder would skip it, so the archive would not be the same scenario there.
+            case .editorLeftoverName: tar.entry("assets/.q.png", data: [1])
             case .notATar: break
             }
         }
@@ -165,6 +167,51 @@ struct HandTar {
         }
         // The spooled body and anything unpacked go with the request.
         #expect(try uploadsEmptied(scratch.path))
+    }
+
+    /// A PNG of `width` × `height` pixels by its header alone: IHDR says so, nothing else is
+    /// there to decode (a decompression bomb's shape).
+    static func pngHeader(width: UInt32, height: UInt32) -> [UInt8] {
+        func bigEndian(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+        func crc32(_ bytes: [UInt8]) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+            }
+            return ~crc
+        }
+        func chunk(_ kind: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(kind.utf8) + data
+            return bigEndian(UInt32(data.count)) + body + bigEndian(crc32(body))
+        }
+        let header = chunk("IHDR", bigEndian(width) + bigEndian(height) + [8, 2, 0, 0, 0])
+        // An empty zlib stream as the only image data: nothing is there to decode.
+        let data = chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + header + data + chunk("IEND", [])
+    }
+
+    /// An as-is restore stores bytes unchanged, but only images every other publish would take:
+    /// a JPEG or PNG name, a header the encoder reads, pixels within --max-image-pixels (from
+    /// the header). Anything else is a 422 (an as-is restore is all or nothing), nothing written.
+    @Test func anAsIsRestoreTakesOnlyImagesAnyPublishWouldTake() throws {
+        try withTestServer { _, client in
+            let cases: [(String, [UInt8], String)] = [
+                ("bomb.png", Self.pngHeader(width: 60000, height: 60000), "exceeds the limit"),
+                ("page.png", Array("<html><script>alert(1)</script></html>".utf8), "cannot be decoded"),
+                ("page.html", Array("<html></html>".utf8), "must end in .jpg, .jpeg or .png"),
+            ]
+            for (name, bytes, reason) in cases {
+                var tar = HandTar()
+                tar.entry("payload.json", data: Array(#"{"image":"\#(name)"}"#.utf8))
+                tar.entry("assets/\(name)", data: bytes)
+                let response = try putTar(client, "/feeds/restored/archive", tar.finished)
+                #expect(response.status == 422, "\(name): \(response.text)")
+                let skipped = response.json["skipped"] as? [[String: Any]]
+                #expect((skipped?.first?["reason"] as? String)?.contains(reason) == true, "\(name): \(response.text)")
+                #expect(try client.get("/feeds/restored").status == 404, "\(name): nothing published")
+            }
+        }
     }
 
     @Test func tooManyEntriesIs413() throws {

@@ -127,6 +127,43 @@ import Testing
         }
     }
 
+    /// A group's assets together are bounded as a multipart body is (--max-body-bytes): each
+    /// file within it is not enough (seed assets are read into memory; a hostile review reached
+    /// 4 GB of RSS with 20 files of 100 MB each before this bound).
+    @Test func assetsBeyondTheBodyLimitInAllSkipTheGroup() throws {
+        let seed = Seed()
+        try seed.write("heavy", "payload.json", #"{"images":["a.jpg","b.jpg"]}"#)
+        try seed.write("heavy", "assets/a.jpg", Self.photo)
+        try seed.write("heavy", "assets/b.jpg", Self.photo)
+        try seed.write("light", "payload.json", #"{"images":["a.jpg"]}"#)
+        try seed.write("light", "assets/a.jpg", Self.photo)
+        let limit = Self.photo.count * 3 / 2
+        try withTestServer(configure: { $0.seed = seed.path; $0.maxBodyBytes = limit }) { (_: Server, client: HTTPTestClient) throws in
+            #expect(try client.get("/feeds/heavy").status == 404, "two photos together are over the limit")
+            #expect(try client.get("/feeds/light").status == 200, "one photo is within it")
+        }
+    }
+
+    /// `mv seed old && mkdir seed` (or `rm -rf`, or a checkout replacing the folder): the watch
+    /// on the old folder is dropped and the path is watched again once a folder is back there;
+    /// before, watching stopped silently.
+    @Test func watchFollowsTheSeedFolderWhenItIsReplaced() throws {
+        let seed = Seed()
+        try seed.write("g", "payload.json", #"{"v":1}"#)
+        try seeded(seed, watch: true) { _, client in
+            let first = try #require(try served(client, "g"))
+            try FileManager.default.moveItem(atPath: seed.path, toPath: seed.scratch.path + "/old-seed")
+            try seed.write("g", "payload.json", #"{"v":2}"#)
+            let changed = try waitForChange(client, "g", from: first.fingerprint)
+            #expect(changed.status == 200)
+            #expect((changed.json["payload"] as? [String: Any])?["v"] as? Int == 2)
+            // The new folder is watched as the old one was: a later edit is served too.
+            let second = try #require(changed.json["fingerprint"] as? String)
+            try seed.write("g", "payload.json", #"{"v":3}"#)
+            #expect((try waitForChange(client, "g", from: second).json["payload"] as? [String: Any])?["v"] as? Int == 3)
+        }
+    }
+
     @Test func aSeedFolderThatIsNoFolderStopsTheStart() throws {
         let seed = Seed()
         var options = ServerOptions()

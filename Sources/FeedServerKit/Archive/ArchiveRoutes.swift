@@ -301,6 +301,11 @@ enum ArchivePath: Equatable {
             if let reason = SafeName.problem(with: components[1]) {
                 return refuse("Asset name '\(String(components[1].prefix(200)))' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")
             }
+            // An archive unpacked into a seed folder must be the same scenario: names a seed
+            // folder skips (hidden, `~` backups, swap files) are refused here rather than lost there.
+            if SeedFolder.isEditorLeftover(components[1]) {
+                return refuse("Asset name '\(components[1])' is one a seed folder skips as an editor's leftover (hidden, ending in ~, .swp or .swx).")
+            }
             return .success(.asset(components[1]))
         default: return refuse(unknown)
         }

@@ -21,6 +21,11 @@ final class SeedWatcher: @unchecked Sendable {
     private var watched: [Int32: Watched] = [:]
     private let finished = ConditionLock()
     private var running = false
+    /// The seed folder itself was moved or deleted: every watch is dropped and the path is tried
+    /// again every `rootRetryMillis` until a folder is there again (an editor or a `git checkout`
+    /// may replace the whole folder).
+    private var rootLost = false
+    private static let rootRetryMillis: Int64 = 500
 
     private enum Watched: Equatable {
         case root
@@ -29,7 +34,7 @@ final class SeedWatcher: @unchecked Sendable {
     }
 
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_DELETE_SELF
-                                     | IN_ONLYDIR | IN_DONT_FOLLOW)
+                                     | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
     /// A watcher over the publisher's folder; `start` begins watching.
     init(publisher: SeedPublisher, debounceMillis: Int32 = 200) throws {
@@ -84,7 +89,7 @@ final class SeedWatcher: @unchecked Sendable {
         var quietSince: Int64 = 0
         var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.0, events: Int16(POLLIN), revents: 0)]
         while true {
-            var timeout: Int32 = -1
+            var timeout: Int32 = rootLost ? Int32(Self.rootRetryMillis) : -1
             if !dirty.isEmpty {
                 let elapsed = (MonotonicClock.nanos() - quietSince) / 1_000_000
                 timeout = Int32(clamping: max(0, Int64(debounceMillis) - elapsed))
@@ -92,6 +97,15 @@ final class SeedWatcher: @unchecked Sendable {
             let ready = poll(&descriptors, 2, timeout)
             if ready < 0, errno != EINTR { return }
             if descriptors[1].revents != 0 { return }
+            if rootLost, add(publisher.folder.path, as: .root) {
+                rootLost = false
+                AccessLog.message("feed-server: watch: the seed folder is there again; watching it and republishing its groups")
+                for group in (try? publisher.folder.groups()) ?? [] {
+                    watchGroup(group)
+                    dirty.insert(group)
+                }
+                quietSince = MonotonicClock.nanos()
+            }
             if descriptors[0].revents != 0 {
                 let changed = drainEvents()
                 if !changed.isEmpty {
@@ -143,6 +157,10 @@ final class SeedWatcher: @unchecked Sendable {
                     }
                     continue
                 }
+                if watched[descriptor] == .root, mask & UInt32(IN_MOVE_SELF | IN_DELETE_SELF | IN_IGNORED) != 0 {
+                    loseRoot()
+                    continue
+                }
                 if mask & UInt32(IN_IGNORED) != 0 {
                     watched[descriptor] = nil
                     continue
@@ -165,6 +183,16 @@ final class SeedWatcher: @unchecked Sendable {
             }
         }
         return groups
+    }
+
+    /// Drops every watch (a moved folder's watches would follow it) and starts looking for the
+    /// seed folder's path again; the feeds already published stay served.
+    private func loseRoot() {
+        for descriptor in watched.keys { inotify_rm_watch(inotify, descriptor) }
+        watched.removeAll()
+        guard !rootLost else { return }
+        rootLost = true
+        AccessLog.message("feed-server: watch: the seed folder was moved or deleted; its feeds stay served, and it is watched again as soon as a folder is back at its path")
     }
 
     private func watchGroup(_ group: String) {

@@ -125,14 +125,26 @@ public struct AssetBudget: Sendable, Equatable {
         return result
     }
 
-    /// Keeps source bytes unchanged (`?images=raw`), still within the byte budgets; width and
-    /// height come from the header when it is readable.
+    /// Keeps source bytes unchanged (`?images=raw`, an as-is archive restore), still within the
+    /// byte budgets. Not re-encoded, but still an image: the name must say JPEG or PNG and the
+    /// header must be one the encoder accepts, within its pixel limit (checked from the header,
+    /// nothing decoded), so a widget is never handed a file it cannot draw or a decompression bomb.
     public func packRaw(_ candidates: [Candidate], encoder: any ImageEncoding) -> Result {
         var result = Result(packed: [], skipped: [])
         for candidate in candidates {
+            guard let format = ImageFormat(fileName: candidate.name) else {
+                result.skipped.append(Skipped(name: candidate.name, reason: "the name must end in .jpg, .jpeg or .png"))
+                continue
+            }
             // The size is known without reading: an upload over the per-image limit is never loaded.
             if candidate.source.byteCount > maxBytesPerImage {
                 result.skipped.append(Skipped(name: candidate.name, reason: "\(candidate.source.byteCount) bytes exceeds the per-image limit of \(maxBytesPerImage)"))
+                continue
+            }
+            do {
+                _ = try encoder.renderer(for: candidate.source, format: format)
+            } catch {
+                result.skipped.append(Skipped(name: candidate.name, reason: error.description))
                 continue
             }
             guard let bytes = try? candidate.source.bytes(limit: maxBytesPerImage) else {

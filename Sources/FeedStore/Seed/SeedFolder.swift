@@ -27,7 +27,8 @@ public struct SeedFolder: Sendable {
     public func groupPath(_ group: String) -> String { path + "/" + group }
 
     /// Reads one group: its payload (at most `maxPayloadBytes`), schema version and assets (at
-    /// most `maxAssets` of them, each kept in memory: seeds are test fixtures).
+    /// most `maxAssets` of them and `maxAssetBytes` together, as a multipart body is bounded;
+    /// kept in memory: seeds are test fixtures).
     public func read(group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int) throws(SeedError) -> SeedGroup {
         guard SafeName.isGroupName(group) else { throw SeedError("'\(group)' is not a safe group name") }
         let folder = groupPath(group)
@@ -39,6 +40,7 @@ public struct SeedFolder: Sendable {
             do { schemaVersion = try SeedMeta.schemaVersion(of: meta) } catch { throw SeedError("\(group)/meta.json: \(error.description)") }
         }
         var assets: [AssetBudget.Candidate] = []
+        var totalBytes = 0
         let assetsFolder = folder + "/assets"
         if let status = fileSystem.status(assetsFolder) {
             guard status.kind == .directory else { throw SeedError("\(group)/assets is not a folder") }
@@ -50,7 +52,13 @@ public struct SeedFolder: Sendable {
             for entry in entries.sorted(by: { $0.name < $1.name }) where !Self.isEditorLeftover(entry.name) {
                 if let reason = SafeName.problem(with: entry.name) { throw SeedError("asset name '\(entry.name)' \(reason)") }
                 guard assets.count < maxAssets else { throw SeedError("\(group)/assets holds more than \(maxAssets) files (--max-parts)") }
-                let bytes = try readRegular(assetsFolder + "/" + entry.name, shown: "\(group)/assets/\(entry.name)", limit: maxAssetBytes)
+                let left = maxAssetBytes - totalBytes
+                let file = assetsFolder + "/" + entry.name
+                if let size = fileSystem.status(file)?.size, size > left {
+                    throw SeedError("\(group)/assets holds more than \(maxAssetBytes) bytes in all (--max-body-bytes, as for a multipart publish)")
+                }
+                let bytes = try readRegular(file, shown: "\(group)/assets/\(entry.name)", limit: left)
+                totalBytes += bytes.count
                 assets.append(AssetBudget.Candidate(name: entry.name, source: bytes))
             }
         }
