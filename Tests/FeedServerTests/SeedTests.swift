@@ -164,6 +164,23 @@ import Testing
         }
     }
 
+    /// What is in the seed folder but is no group is named (and why) for the start-up log:
+    /// a link to a folder, a file, an unsafe name; editor leftovers are not worth a line.
+    @Test func entriesThatAreNoGroupAreListedWithWhy() throws {
+        let seed = Seed()
+        try seed.write("real", "payload.json", "{}")
+        try seed.write("bad name!", "payload.json", "{}")
+        try FileManager.default.createSymbolicLink(atPath: seed.path + "/linked", withDestinationPath: seed.path + "/real")
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: seed.path + "/README.md"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: seed.path + "/.DS_Store"))
+        let folder = SeedFolder(path: seed.path)
+        #expect(try folder.groups() == ["real"])
+        let ignored = folder.ignoredEntries()
+        #expect(ignored.map(\.name) == ["README.md", "bad name!", "linked"])
+        #expect(ignored.first { $0.name == "linked" }?.reason.contains("links are not followed") == true)
+        #expect(ignored.first { $0.name == "bad name!" }?.reason.contains("group name") == true)
+    }
+
     @Test func aSeedFolderThatIsNoFolderStopsTheStart() throws {
         let seed = Seed()
         var options = ServerOptions()

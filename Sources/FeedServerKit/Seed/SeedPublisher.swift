@@ -27,6 +27,9 @@ struct SeedPublisher: Sendable {
     func publishAll() throws(SeedError) -> [String: Outcome] {
         var outcomes: [String: Outcome] = [:]
         for group in try folder.groups() { outcomes[group] = publish(group: group, trigger: "seed") }
+        for (name, reason) in folder.ignoredEntries() {
+            AccessLog.message("feed-server: seed: '\(String(name.prefix(200)))' skipped: it \(reason)")
+        }
         return outcomes
     }
 

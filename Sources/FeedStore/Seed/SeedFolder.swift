@@ -23,6 +23,21 @@ public struct SeedFolder: Sendable {
         return entries.filter { $0.isDirectory && SafeName.isGroupName($0.name) }.map(\.name).sorted()
     }
 
+    /// Top-level entries that are not groups (a symbolic link, a file, an unsafe or reserved
+    /// name), with why, so the start-up log can say what it left out; editor leftovers are not
+    /// listed. Empty when the folder cannot be listed (`groups()` reports that).
+    public func ignoredEntries() -> [(name: String, reason: String)] {
+        guard let entries = try? fileSystem.listDirectory(path) else { return [] }
+        return entries.sorted { $0.name < $1.name }.compactMap { entry in
+            if Self.isEditorLeftover(entry.name) { return nil }
+            if !entry.isDirectory {
+                return (entry.name, "is not a folder (group folders are real folders; links are not followed)")
+            }
+            if !SafeName.isGroupName(entry.name) { return (entry.name, "is not a usable group name") }
+            return nil
+        }
+    }
+
     /// The folder of one group.
     public func groupPath(_ group: String) -> String { path + "/" + group }
 
