@@ -49,8 +49,10 @@ struct HandTar {
     private func uploadsEmptied(_ root: String) throws -> Bool {
         let deadline = Date().addingTimeInterval(10)
         while true {
-            let left = try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads")
-            if left.isEmpty { return true }
+            // One folder per server process, holding its lock file and the requests' folders.
+            let processes = try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads")
+            let left = try processes.flatMap { try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads/" + $0) }
+            if left.allSatisfy({ $0 == "owner.lock" }) { return true }
             if Date() > deadline { return false }
             usleep(10_000)
         }

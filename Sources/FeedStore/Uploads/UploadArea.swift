@@ -5,33 +5,77 @@ import Darwin
 #endif
 import Synchronization
 
-/// The server's own folder for request bodies streamed to disk (`<root>/.feed-server-uploads`).
-/// Readers never look at it (its name is not a safe group name); it is emptied at start, and
-/// each request's folder is removed when the request is done.
+/// The server's own folder for request bodies streamed to disk: `<root>/.feed-server-uploads/`,
+/// one folder per process inside it (`<pid>-<n>`), so two servers on one root never touch each
+/// other's uploads. Readers never look at it (its name is not a safe group name). Each process
+/// holds a `flock` on its folder's `owner.lock` while it runs; at start a process removes the
+/// folders whose lock it can take (their process is gone: a crash, a SIGKILL), and each
+/// request's folder is removed when the request is done.
 public struct UploadArea: Sendable {
-    /// The folder.
+    /// The shared folder under the root.
+    public let base: String
+    /// This process's folder, where request folders are made.
     public let path: String
+    private let owner = Owner()
     private let fileSystem = PosixFileSystem()
     private static let counter = Atomic<UInt64>(0)
+    private static let lockName = "owner.lock"
 
-    /// The upload area of a store root.
+    /// The upload area of a store root for this process.
     public init(root: String) {
-        path = (root.hasSuffix("/") ? root : root + "/") + ".feed-server-uploads"
+        base = (root.hasSuffix("/") ? root : root + "/") + ".feed-server-uploads"
+        path = base + "/\(getpid())-\(String(UInt32.random(in: .min ... .max), radix: 16))"
     }
 
-    /// Removes what earlier runs left and creates the folder.
+    /// Removes what processes that are gone left, then creates this process's folder and
+    /// holds its lock until the process ends.
     public func prepare() throws {
-        try fileSystem.removeTree(path)
+        _ = try fileSystem.ensureDirectory(base)
+        for entry in try fileSystem.listDirectory(base) where entry.name != lastComponent(path) {
+            let folder = base + "/" + entry.name
+            guard entry.isDirectory else { try? fileSystem.removeTree(folder); continue }
+            if Self.isAbandoned(folder) { try? fileSystem.removeTree(folder) }
+        }
         _ = try fileSystem.ensureDirectory(path)
+        try owner.hold(path + "/" + Self.lockName)
     }
 
     /// A new, empty folder for one request's files.
     public func makeFolder() throws -> UploadFolder {
-        let name = "\(getpid())-\(Self.counter.add(1, ordering: .relaxed).newValue)"
-        let folder = path + "/" + name
-        _ = try fileSystem.ensureDirectory(path)
+        let folder = path + "/request-\(Self.counter.add(1, ordering: .relaxed).newValue)"
         try fileSystem.createDirectory(folder)
         return UploadFolder(path: folder)
+    }
+
+    /// Whether no running process holds the folder's lock (taken and released at once when so).
+    /// A folder without a lock file is one whose owner died between making it and locking it.
+    private static func isAbandoned(_ folder: String) -> Bool {
+        let fd = open(folder + "/" + lockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT }
+        defer { close(fd) }
+        return flock(fd, LOCK_EX | LOCK_NB) == 0
+    }
+
+    private func lastComponent(_ path: String) -> String {
+        String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
+    }
+
+    /// Holds the folder's lock descriptor while the area lives (a server's life); the kernel
+    /// releases it when the process ends, however it ends.
+    final class Owner: Sendable {
+        private let descriptor = Atomic<Int32>(-1)
+
+        func hold(_ lockFile: String) throws {
+            guard descriptor.load(ordering: .acquiring) < 0 else { return }
+            let fd = try Syscall.run("open", lockFile) { open(lockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            _ = try Syscall.run("flock", lockFile) { flock(fd, LOCK_EX | LOCK_NB) }
+            descriptor.store(fd, ordering: .releasing)
+        }
+
+        deinit {
+            let fd = descriptor.load(ordering: .acquiring)
+            if fd >= 0 { close(fd) }
+        }
     }
 }
 
