@@ -106,6 +106,21 @@ import Glibc
         #expect(child.waitForExit() == 0)
     }
 
+    /// Once shutdown begins a new request is not started: 503 `shutting-down`, closed. (This
+    /// replaces MHD_quiesce_daemon, whose epoll race with libmicrohttpd's own loop aborted the
+    /// process at shutdown in the thread sanitizer run.)
+    @Test func afterShutdownBeginsANewRequestIsRefusedNotStarted() throws {
+        try withTestServer { server, client in
+            #expect(try client.put("/feeds/g", json: "[1]").status == 201)
+            server.daemon.stopAccepting()
+            let refused = try client.get("/feeds/g")
+            #expect(refused.status == 503)
+            #expect(refused.header("Connection")?.lowercased() == "close")
+            #expect((refused.json["type"] as? String)?.hasSuffix("shutting-down") == true)
+            #expect(refused.header("Retry-After") == "1")
+        }
+    }
+
     @Test func aPayloadAtTheExactLimitIsServedAndOneByteMoreIs413() throws {
         let limit = 8192
         try withTestServer(configure: { $0.maxPayloadBytes = limit }) { server, client in

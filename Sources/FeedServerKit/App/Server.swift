@@ -22,7 +22,7 @@ final class Server: Sendable {
     private let faultLab: FaultLab?
     /// `--watch`: the seed folder's watcher.
     private let watcher: SeedWatcher?
-    private let daemon: HTTPDaemon
+    let daemon: HTTPDaemon
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
     let options: ServerOptions

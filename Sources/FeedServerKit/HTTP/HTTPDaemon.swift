@@ -56,7 +56,7 @@ struct DaemonSettings: Sendable {
 /// libmicrohttpd's per-request slot on the first handler call and released by the completion callback.
 final class HTTPDaemon: @unchecked Sendable {
     // The daemon pointer never changes after init; libmicrohttpd's own API is thread-safe for
-    // quiesce/stop/info, and `stopped` guards the one call that must happen once.
+    // stop/info, and `stopped` guards the one call that must happen once.
     private let daemon: OpaquePointer
     private let context: DaemonContext
     /// How each worker waits for its sockets: epoll on Linux; elsewhere poll(2), as
@@ -67,7 +67,6 @@ final class HTTPDaemon: @unchecked Sendable {
     private static let eventLoop = MHD_USE_POLL.rawValue
     #endif
     private let stopped = Lock(false)
-    private let quiescedListenSocket = Lock<Int32?>(nil)
     /// The port actually bound (differs from the setting when it was 0).
     let port: UInt16
 
@@ -120,14 +119,16 @@ final class HTTPDaemon: @unchecked Sendable {
         for deferred in context.deferred.withLock({ Array($0.values) }) { deferred.complete(shuttingDown()) }
     }
 
-    /// Stops accepting new connections (`MHD_quiesce_daemon`); open ones are still served.
+    /// Stops taking new requests: from now on a new request is answered `503` at once and every
+    /// answer closes its connection, so nothing new holds the shutdown; requests already in
+    /// progress are still served.
     ///
-    /// The listening socket comes back to us, but worker threads may still hold it in their
-    /// epoll sets for a moment, so it is closed only after `MHD_stop_daemon` has joined them.
+    /// Not `MHD_quiesce_daemon`: with epoll and worker threads it races libmicrohttpd's own
+    /// event loop over removing the listening socket from the epoll sets, and the loser aborts
+    /// the process ("Failed to remove listen FD from epoll set", an open defect of 0.9.75 that
+    /// the thread sanitizer run hit at shutdown). The socket stays open until `MHD_stop_daemon`.
     func stopAccepting() {
         context.closing.store(true, ordering: .releasing)
-        let fd = MHD_quiesce_daemon(daemon)
-        if fd >= 0 { quiescedListenSocket.withLock { $0 = fd } }
     }
 
     /// Stops the daemon and its threads (`MHD_stop_daemon`); idempotent.
@@ -139,7 +140,6 @@ final class HTTPDaemon: @unchecked Sendable {
         guard !alreadyStopped else { return }
         context.watchdog?.stop()
         MHD_stop_daemon(daemon)
-        if let fd = quiescedListenSocket.withLock({ $0 }) { close(fd) }
     }
 
     deinit { stop() }
@@ -245,6 +245,10 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         }
         let now = MonotonicClock.nanos()
         pending.connection?.phase.withLock { $0 = hasBody(connection, length) ? .receivingBody(sinceNanos: now, bytes: 0) : .answering }
+        if context.closing.load(ordering: .acquiring) {
+            // Shutting down: a new request is not started (it would hold the shutdown).
+            return respond(connection, context, pending, method: method, url: url, notStarted())
+        }
         if let answer = ambiguousFraming(connection) {
             // Where this body ends is not known, so it can be neither read nor drained: answer
             // and close (an answer queued on the first call closes the connection).
@@ -418,6 +422,12 @@ private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonCon
         if let length = declaredLength, length > pending.bodyLimit { return tooLarge(pending.bodyLimit) }
         return nil
     }
+}
+
+private func notStarted() -> HTTPResponse {
+    Problem(status: 503, type: "shutting-down", title: "Shutting down",
+            detail: "The server is shutting down and did not start this request; nothing was done. Retry once it is back.",
+            headers: [("Retry-After", "1")]).response
 }
 
 private func shuttingDown() -> HTTPResponse {
