@@ -11,7 +11,7 @@ struct SeedPublisher: Sendable {
     let threads: Int
     /// `--max-parts`: most files in a group's `assets/`.
     let maxAssets: Int
-    /// `--max-body-bytes`: largest asset file read.
+    /// `--max-body-bytes`: most bytes a group's assets may hold together (as a multipart body).
     let maxAssetBytes: Int
 
     /// What publishing one group did.
