@@ -92,12 +92,15 @@ final class Server: Sendable {
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
         let archives = ArchiveRoutes(feeds: feeds, uploads: uploads, maxEntries: options.maxParts)
-        let router = Router(routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [AssetRoutes(store: store).route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
+        let assets = AssetRoutes(store: store)
+        let router = Router(routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [assets.route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
+        let authorization = Authorization(writeToken: options.token, readToken: options.readToken,
+                                          alsoOpen: options.faultLab ? [] : [FaultRoutes.template])
+        let shortcut = CachedReadShortcut(feeds: cache, assets: assets, metrics: metrics, router: router, authorization: authorization)
         let pipeline = RequestPipeline(
             router: router,
-            authorization: Authorization(writeToken: options.token, readToken: options.readToken,
-                                         alsoOpen: options.faultLab ? [] : [FaultRoutes.template]),
+            authorization: authorization,
             cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
             metrics: metrics,
             pool: pool)
@@ -118,11 +121,17 @@ final class Server: Sendable {
         settings.uploads = uploads
         do {
             daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),
-                                    admitBody: { pipeline.admitBody($0, declaredLength: $1) }) { pipeline.respond(to: $0) }
+                                    admitBody: { pipeline.admitBody($0, declaredLength: $1) },
+                                    preparedAnswers: shortcut.map(Self.preparedAnswers)) { pipeline.respond(to: $0) }
         } catch {
             throw StartError(description: "\(error)")
         }
         watcher?.start()
+    }
+
+    /// The daemon's hook for `shortcut`.
+    private static func preparedAnswers(_ shortcut: CachedReadShortcut) -> PreparedAnswers {
+        { shortcut.answer($0) }
     }
 
     /// The port it listens on.

@@ -94,11 +94,22 @@ final class FeedResponseCache: Sendable {
         self.capacity = capacity
     }
 
+    /// The cached responses for a key when they are still current; nil on a miss (nothing is
+    /// rendered here, so a caller on libmicrohttpd's threads never reads a whole feed).
+    func current(_ key: Key) -> Entry? {
+        guard let entry = entries.withLock({ $0[key] }) else { return nil }
+        if store.isCurrent(entry.token) { return entry }
+        // Dropped at once: the check that found it stale may have been the one an interval
+        // allows (the served feed.json's), so asking again could wrongly say current.
+        entries.withLock { entries in
+            if entries[key] === entry { entries.removeValue(forKey: key) }
+        }
+        return nil
+    }
+
     /// The current responses for a key, rendering them on a miss.
     func lookup(_ key: Key) -> Lookup {
-        if let entry = entries.withLock({ $0[key] }), store.isCurrent(entry.token) {
-            return .feed(entry)
-        }
+        if let entry = current(key) { return .feed(entry) }
         let now = MonotonicClock.nanos()
         if let miss = missing.withLock({ $0[key] }), now - miss.checkedAtNanos < Self.missRecheckNanos, store.isCurrent(miss.token) {
             return .noFeed(miss.read)

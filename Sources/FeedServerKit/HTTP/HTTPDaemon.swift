@@ -72,11 +72,13 @@ final class HTTPDaemon: @unchecked Sendable {
 
     /// Starts listening; `handler` runs on libmicrohttpd's worker threads with the whole request,
     /// `admitBody` on the first call of a request that carries a body, with its head and declared
-    /// length (nil: chunked), and may refuse it or lower its limit before the body is read.
+    /// length (nil: chunked), and may refuse it or lower its limit before the body is read;
+    /// `preparedAnswers` is asked first for a bodyless request (cached reads).
     init(settings: DaemonSettings, log: AccessLog,
          admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission = { _, _ in .accept(limit: nil) },
+         preparedAnswers: PreparedAnswers? = nil,
          handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
-        let context = DaemonContext(handler: handler, admitBody: admitBody, settings: settings, log: log)
+        let context = DaemonContext(handler: handler, admitBody: admitBody, preparedAnswers: preparedAnswers, settings: settings, log: log)
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
@@ -175,10 +177,13 @@ final class DaemonContext: Sendable {
     let suspended = Lock<[ObjectIdentifier: Suspension]>([:])
     /// Requests whose answer is computed on the work pool, so a shutdown can answer them.
     let deferred = Lock<[ObjectIdentifier: DeferredResponse]>([:])
+    /// Cached reads answered before the request model is built (nil: none).
+    let preparedAnswers: PreparedAnswers?
 
     init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission,
-         settings: DaemonSettings, log: AccessLog) {
+         preparedAnswers: PreparedAnswers?, settings: DaemonSettings, log: AccessLog) {
         self.handler = handler
+        self.preparedAnswers = preparedAnswers
         self.admitBody = admitBody
         maxBodyBytes = settings.maxBodyBytes
         maxParts = settings.maxParts
@@ -243,12 +248,16 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         pending.connection = CMicroHTTPD_connection_context(connection).map {
             Unmanaged<ConnectionWatchdog.Connection>.fromOpaque($0).takeUnretainedValue()
         }
-        let now = MonotonicClock.nanos()
-        pending.connection?.phase.withLock { $0 = hasBody(connection, length) ? .receivingBody(sinceNanos: now, bytes: 0) : .answering }
+        let carriesBody = hasBody(connection, length)
+        let now = pending.startNanos
+        pending.connection?.phase.withLock { $0 = carriesBody ? .receivingBody(sinceNanos: now, bytes: 0) : .answering }
         if context.closing.load(ordering: .acquiring) {
             // Shutting down: a new request is not started (it would hold the shutdown).
             return respond(connection, context, pending, method: method, url: url, notStarted())
         }
+        // Without either framing header there is no body and nothing to be ambiguous about:
+        // a read is answered on its next call (the only common case, so it looks at no more).
+        if length == nil, !carriesBody, !hasFramingHeader(connection) { return mhdYes }
         if let answer = ambiguousFraming(connection) {
             // Where this body ends is not known, so it can be neither read nor drained: answer
             // and close (an answer queued on the first call closes the connection).
@@ -266,6 +275,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             pending.earlyAnswer = answer
             return mhdYes
         }
+        guard carriesBody else { return mhdYes }
         if isMultipart(connection) {
             pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts,
                                                    maxMemoryPartBytes: context.maxPayloadBytes, makeFolder: context.uploads.map { area in { try area.makeFolder() } })
@@ -336,6 +346,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         request.query = RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND)
         request.headers = RequestFields(connection: connection, kind: .HEADER_KIND)
         return respond(connection, context, pending, method: method, url: url, context.handler(request))
+    }
+    if pending.bodyBytes == 0, pending.multipart == nil, pending.spool == nil, let answer = preparedAnswer(connection, context, pending, method: method, url: url) {
+        return answer
     }
     var parts: [MultipartPart]?
     var bodyFile: UploadedFile?
@@ -565,6 +578,29 @@ private let collectFraming: MHD_KeyValueIterator = { cls, _, key, value in
 private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
     guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else { return nil }
     return Int(String(cString: value))
+}
+
+/// A cached read answered by `DaemonContext.preparedAnswers` without building the request
+/// model (nil: it declined, or the answer needs a header of its own for this request).
+private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
+                            method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) -> MHD_Result? {
+    guard let answers = context.preparedAnswers, !context.closing.load(ordering: .acquiring),
+          pending.clientRequestID(connection) == nil else { return nil }
+    let head = RequestHead(method: method, path: url, headers: RequestFields(connection: connection, kind: .HEADER_KIND),
+                           hasQuery: MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0)
+    guard let answer = answers(head) else { return nil }
+    let queued = MHD_queue_response(connection, UInt32(answer.status), answer.handle)
+    if context.log.isEnabled {
+        context.log.record(method: method, path: url, status: answer.status, bytes: answer.bodyBytes,
+                           elapsedNanos: MonotonicClock.nanos() - pending.startNanos, clientRequestID: nil)
+    }
+    return queued
+}
+
+/// Whether a request has a `Content-Length` or `Transfer-Encoding` field at all.
+private func hasFramingHeader(_ connection: OpaquePointer) -> Bool {
+    MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil
+        || MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
 }
 
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,

@@ -107,6 +107,9 @@ final class PreparedResponse: Sendable {
         return made
     }
 
+    /// The shared handle once a request has built it (with the pipeline's decorations), else nil.
+    var existingHandle: OpaquePointer? { OpaquePointer(bitPattern: built.load(ordering: .acquiring)) }
+
     deinit {
         if let handle = OpaquePointer(bitPattern: built.load(ordering: .acquiring)) { MHD_destroy_response(handle) }
     }

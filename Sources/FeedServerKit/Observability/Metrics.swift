@@ -30,6 +30,7 @@ final class Metrics: Sendable {
     private let published = Atomic<Int>(0)
     private let unchanged = Atomic<Int>(0)
     private let fallbacksServed = Atomic<Int>(0)
+    private let preparedAnswers = Atomic<Int>(0)
     /// Long-poll and event-stream clients waiting now (none until live updates exist).
     let openWaiters = Atomic<Int>(0)
     /// Slow requests being handled on the work pool right now.
@@ -105,6 +106,10 @@ final class Metrics: Sendable {
     /// Counts a read answered with a fallback generation.
     func recordFallbackServed() { fallbacksServed.add(1, ordering: .relaxed) }
 
+    /// Counts a cached read answered before routing, from its prepared response (also counted
+    /// by `recordRequest`).
+    func recordPreparedAnswer() { preparedAnswers.add(1, ordering: .relaxed) }
+
     /// The exposition text.
     func render() -> String {
         var lines: [String] = []
@@ -139,6 +144,8 @@ final class Metrics: Sendable {
         }
         family("feedserver_fallbacks_served_total", "counter", "Reads answered with a generation other than the pointer's current one.")
         lines.append("feedserver_fallbacks_served_total \(fallbacksServed.load(ordering: .relaxed))")
+        family("feedserver_http_prepared_answers_total", "counter", "Cached reads (feeds and assets) answered before routing, from a prepared response; also in feedserver_http_requests_total.")
+        lines.append("feedserver_http_prepared_answers_total \(preparedAnswers.load(ordering: .relaxed))")
         family("feedserver_open_waiters", "gauge", "Clients waiting for a change (long-poll, event streams).")
         lines.append("feedserver_open_waiters \(openWaiters.load(ordering: .relaxed))")
         family("feedserver_work_in_progress", "gauge", "Slow requests (publishes, DELETE, listings) running on the work pool.")

@@ -11,18 +11,28 @@ struct AssetRoutes: Sendable {
     let index = AssetIndexCache()
     let responses = AssetResponseCache()
 
+    /// The route's template.
+    static let template = "/assets/{group}/{generationId}/{name}"
+
     var route: Route {
-        Route("/assets/{group}/{generationId}/{name}", methods: ["GET": { serve($0) }])
+        Route(Self.template, methods: ["GET": { serve($0) }])
+    }
+
+    /// The cached answers for a request path while its file is still the one opened; a stale
+    /// entry is dropped at once (closing the file once no connection is sending it), since the
+    /// check that found it stale may have been the one its interval allows.
+    func currentEntry(path: String) -> AssetResponseCache.Entry? {
+        guard let cached = responses.lookup(path), let token = cached.token else { return nil }
+        if store.isCurrent(token) { return cached }
+        responses.remove(path, ifStill: cached)
+        return nil
     }
 
     func serve(_ routed: RoutedRequest) -> HTTPResponse {
         // The same path decodes to the same names, so the raw path is the key; an entry exists
         // only for a path whose names passed the checks below.
         let key = routed.request.rawPath
-        if let cached = responses.lookup(key), let token = cached.token {
-            if store.isCurrent(token) { return cached.answer(to: routed.request.headers) }
-            responses.remove(key)  // closes the file (once no connection is sending it)
-        }
+        if let cached = currentEntry(path: key) { return cached.answer(to: routed.request.headers) }
         let (group, generation, name) = (routed.parameters[0], routed.parameters[1], routed.parameters[2])
         guard SafeName.isGroupName(group), SafeName.isSafe(generation), SafeName.isSafe(name) else {
             return Problem.badRequest("invalid-asset-path", "Invalid asset path",
@@ -101,8 +111,12 @@ final class AssetResponseCache: Sendable {
         }
     }
 
-    /// Drops an entry.
-    func remove(_ path: String) { entries.withLock { _ = $0.removeValue(forKey: path) } }
+    /// Drops the entry for `path` if it is still `entry`.
+    func remove(_ path: String, ifStill entry: Entry) {
+        entries.withLock { entries in
+            if entries[path] === entry { entries.removeValue(forKey: path) }
+        }
+    }
 }
 
 /// Asset lists of generations (immutable once visible) and hashes of files whose generation

@@ -20,10 +20,13 @@ struct FeedRoutes: Sendable {
     static let maxWaitSeconds = 60.0
 
     /// The route table entries.
+    /// The template of a feed's read and publish route.
+    static let readTemplate = "/feeds/{group}"
+
     var routes: [Route] {
         [
             Route("/feeds", methods: ["GET": { _ in list() }], offloaded: ["GET"]),
-            Route("/feeds/{group}", methods: [
+            Route(Self.readTemplate, methods: [
                 "GET": { read($0) },
                 "PUT": { publish($0) },
                 "DELETE": { clear($0) },

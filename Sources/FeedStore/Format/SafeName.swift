@@ -38,7 +38,8 @@ public enum SafeName {
         return name.hasPrefix(reservedGroupPrefix) ? "is reserved for the server's own folders (\(reservedGroupPrefix)...)" : nil
     }
 
-    private static func isAllowed(_ byte: UInt8) -> Bool {
+    /// Whether `byte` may appear in a safe name (A-Z a-z 0-9 - _ .).
+    public static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
