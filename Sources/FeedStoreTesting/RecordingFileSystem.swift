@@ -29,7 +29,18 @@ public final class RecordingFileSystem: FileSystem {
     private func record(_ operation: Operation) { log.withLock { $0.append(operation) } }
 
     public func readFile(_ path: String, limit: Int) throws -> [UInt8] { try base.readFile(path, limit: limit) }
-    public func status(_ path: String) -> FileStatus? { base.status(path) }
+    public func status(_ path: String) -> FileStatus? {
+        statuses.withLock { $0.append(path) }
+        return base.status(path)
+    }
+
+    private let statuses = Lock<[String]>([])
+
+    /// The paths `status` was asked for since the last `resetStatusCalls()`, oldest first.
+    public var statusCalls: [String] { statuses.withLock { $0 } }
+
+    /// Forgets the recorded `status` calls.
+    public func resetStatusCalls() { statuses.withLock { $0.removeAll() } }
     public func listDirectory(_ path: String) throws -> [DirectoryEntry] { try base.listDirectory(path) }
     public func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile { try base.openBeneath(root, components) }
 

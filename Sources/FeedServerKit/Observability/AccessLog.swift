@@ -4,16 +4,6 @@ import Glibc
 import Darwin
 #endif
 
-/// Monotonic time for request durations.
-enum MonotonicClock {
-    /// Nanoseconds from an arbitrary fixed point (`CLOCK_MONOTONIC`).
-    static func nanos() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
-}
-
 /// One line per request on a file descriptor (stderr by default): method, path, status, bytes, ms.
 struct AccessLog: Sendable {
     /// Where lines go; -1 disables the log.

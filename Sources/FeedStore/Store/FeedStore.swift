@@ -20,6 +20,8 @@ public final class FeedStore: Sendable {
     /// Retention and limits.
     public let configuration: FeedStoreConfiguration
     let fileSystem: any FileSystem
+    /// Changing calls this store made through `fileSystem`.
+    let writes = WriteCounter()
     let clock: any FeedClock
     let notifier: any PublishNotifier
     let retention = RetentionSchedule()
@@ -30,7 +32,7 @@ public final class FeedStore: Sendable {
                 notifier: any PublishNotifier = SilentNotifier()) {
         self.root = root
         self.configuration = configuration
-        self.fileSystem = fileSystem
+        self.fileSystem = WriteCountingFileSystem(base: fileSystem, writes: writes)
         self.clock = clock
         self.notifier = notifier
     }
@@ -120,9 +122,10 @@ public final class FeedStore: Sendable {
     /// A read plus the token that tells, by one `lstat` of `current.json`, whether it is still
     /// what a reader would get.
     public func snapshot(group: String, schemaVersion: Int? = nil) -> FeedSnapshot {
+        let writesSeen = writes.value  // before anything is looked at
         guard SafeName.isGroupName(group) else {
             return FeedSnapshot(read: FeedRead(served: nil, skipped: [], pointerProblem: nil),
-                                token: ChangeToken(probes: [], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs()))
+                                token: ChangeToken(probes: [], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(), writesSeen: writesSeen))
         }
         let layout = GroupLayout(root: root, group: group)
         var probes = [probe(layout.pointer)]
@@ -132,9 +135,14 @@ public final class FeedStore: Sendable {
         let occasional = read.served.map { [probe(layout.envelope($0.id))] } ?? []
         let assets = read.served.map { generation in generation.assets.map { probe(layout.asset(generation.id, $0.name)) } } ?? []
         return FeedSnapshot(read: read, token: ChangeToken(probes: probes, occasionalProbes: occasional, assetProbes: assets,
-                                                           lastCheck: clock.nowEpochMs()))
+                                                           lastCheck: clock.nowEpochMs(), writesSeen: writesSeen))
     }
 
+    /// The default `FeedStoreConfiguration.probeIntervalNanos`: a write by another process
+    /// (WidgetBridge in a simulator, a second server on the root) is seen by reads that start a
+    /// millisecond after it. One `lstat` per request would be about 0.8 µs of a cached read's
+    /// ~9 µs (docs/benchmarks.md, issue 10).
+    public static let defaultProbeIntervalNanos: Int64 = 1_000_000
     /// How often `isCurrent` also re-checks the served generation's own `feed.json`.
     public static let occasionalProbeIntervalMs: Int64 = 100
     /// How often `isCurrent` also re-checks the served generation's asset files.
@@ -142,18 +150,25 @@ public final class FeedStore: Sendable {
 
     /// Whether nothing a snapshot depended on has changed on disk since it was taken.
     ///
-    /// Every call stats the pointer (every publish, ours or another process's, replaces it);
-    /// at most every `occasionalProbeIntervalMs` one caller also stats the served `feed.json`,
-    /// and at most every `assetProbeIntervalMs` one caller stats its asset files, so a generation
-    /// corrupted in place (a torn `feed.json`, an asset deleted or truncated), with no pointer
-    /// change, is noticed within those times while an ordinary read costs one `lstat`.
+    /// The pointer is stat'ed (every publish, ours or another process's, replaces it) whenever
+    /// this store wrote anything since it was last found unchanged, and otherwise at most every
+    /// `configuration.probeIntervalNanos`; at most every `occasionalProbeIntervalMs` one caller also stats the
+    /// served `feed.json`, and at most every `assetProbeIntervalMs` one caller stats its asset
+    /// files, so a generation corrupted in place (a torn `feed.json`, an asset deleted or
+    /// truncated), with no pointer change, is noticed within those times, while an ordinary read
+    /// costs no system call at all.
     public func isCurrent(_ token: ChangeToken) -> Bool { isCurrent(token, thoroughly: false) }
 
     /// The same, checking every file now whatever the intervals (for sweeping a cache).
     public func isCurrentNow(_ token: ChangeToken) -> Bool { isCurrent(token, thoroughly: true) }
 
     private func isCurrent(_ token: ChangeToken, thoroughly: Bool) -> Bool {
-        guard token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) else { return false }
+        let writesSeen = writes.value  // before probing: a write after this forces the next check
+        let nowNanos = MonotonicClock.nanos()
+        if thoroughly || !token.probesCheckedRecently(now: nowNanos, writes: writesSeen, interval: configuration.probeIntervalNanos) {
+            guard token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) else { return false }
+            token.probesChecked(now: nowNanos, writes: writesSeen)
+        }
         let now = clock.nowEpochMs()
         if thoroughly || token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
            !token.occasionalProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
@@ -203,7 +218,7 @@ public final class FeedStore: Sendable {
         let file = try openAsset(group: group, generationId: generationId, name: name)
         let probe = probe(GroupLayout(root: root, group: group).asset(generationId, name))
         guard probe.status == file.status else { return (file, nil) }
-        return (file, ChangeToken(probes: [], occasionalProbes: [], assetProbes: [probe], lastCheck: clock.nowEpochMs()))
+        return (file, ChangeToken(probes: [], occasionalProbes: [], assetProbes: [probe], lastCheck: clock.nowEpochMs(), writesSeen: writes.value))
     }
 
     /// The groups under the root (folders with safe names), sorted.
@@ -236,12 +251,40 @@ public struct ChangeToken: Sendable {
     private let lastOccasional: LastCheck
     private let lastAssets: LastCheck
 
-    init(probes: [Probe], occasionalProbes: [Probe], assetProbes: [Probe], lastCheck: Int64) {
+    private let lastProbes: ProbeCheck
+
+    /// A token whose `probes` were taken after the store's write count was `writesSeen`.
+    init(probes: [Probe], occasionalProbes: [Probe], assetProbes: [Probe], lastCheck: Int64, writesSeen: Int) {
         self.probes = probes
         self.occasionalProbes = occasionalProbes
         self.assetProbes = assetProbes
         lastOccasional = LastCheck(lastCheck)
         lastAssets = LastCheck(lastCheck)
+        lastProbes = ProbeCheck(nanos: MonotonicClock.nanos(), writes: writesSeen)
+    }
+
+    /// Whether the probes were found unchanged less than `interval` ago with the store's write
+    /// count still `writes` (then nothing this process did, and at most `interval` of other
+    /// processes' changes, can be missed by trusting them).
+    func probesCheckedRecently(now: Int64, writes: Int, interval: Int64) -> Bool {
+        lastProbes.writes.load(ordering: .acquiring) == writes && (0..<interval).contains(now &- lastProbes.nanos.load(ordering: .relaxed))
+    }
+
+    /// Records that the probes were found unchanged at `now`, with the write count read before probing.
+    func probesChecked(now: Int64, writes: Int) {
+        // Two stores racing may mix one's time with the other's count: each mix only shortens
+        // or voids the window (a count read later is larger; a time recorded earlier is older).
+        lastProbes.nanos.store(now, ordering: .relaxed)
+        lastProbes.writes.store(writes, ordering: .releasing)
+    }
+
+    private final class ProbeCheck: Sendable {
+        let nanos: Atomic<Int64>
+        let writes: Atomic<Int>
+        init(nanos: Int64, writes: Int) {
+            self.nanos = Atomic(nanos)
+            self.writes = Atomic(writes)
+        }
     }
 
     /// Claims the occasional check when it is due (one caller wins per interval).
@@ -256,7 +299,8 @@ public struct ChangeToken: Sendable {
 
         func claim(now: Int64, interval: Int64) -> Bool {
             let last = value.load(ordering: .relaxed)
-            guard now - last >= interval else { return false }
+            // A wall clock stepped back (now < last) claims at once instead of waiting it out.
+            guard now &- last >= interval || now < last else { return false }
             return value.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
         }
     }

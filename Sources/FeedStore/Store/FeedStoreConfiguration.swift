@@ -15,11 +15,16 @@ public struct FeedStoreConfiguration: Sendable {
     /// Retention scans `generations/` at most this often per group (a process's first publish
     /// to a group always scans, so what a crash left is cleaned up at once).
     public var sweepIntervalMs: Int64
+    /// How long a check that a cached read's pointer is unchanged is trusted while this store has
+    /// written nothing (`FeedStore.isCurrent`); 0 stats it on every check. Bounds how late a
+    /// write by another process is seen.
+    public var probeIntervalNanos: Int64
 
     /// Creates a configuration; the defaults match WidgetBridge (keep 1) plus a 60 s grace period.
     public init(keepPrevious: Int = 1, gracePeriodMs: Int64 = 60_000, maxFeedBytes: Int = 16 << 20,
-                maxPayloadDepth: Int = 128, sweepIntervalMs: Int64 = 1_000) {
+                maxPayloadDepth: Int = 128, sweepIntervalMs: Int64 = 1_000, probeIntervalNanos: Int64 = FeedStore.defaultProbeIntervalNanos) {
         self.sweepIntervalMs = max(0, sweepIntervalMs)
+        self.probeIntervalNanos = max(0, probeIntervalNanos)
         self.keepPrevious = max(0, keepPrevious)
         self.gracePeriodMs = max(0, gracePeriodMs)
         self.maxFeedBytes = max(1, maxFeedBytes)
