@@ -5,7 +5,10 @@
 # asset GET (a ~100 KB JPEG sent from its generation folder) on feed-server and on nginx serving
 # that very file. Access logs off, keep-alive on, each case's servers measured one after the
 # other within a round. Checks that all three serve identical bodies; prints a Markdown table
-# with each ratio for docs/benchmarks.md.
+# with each ratio for docs/benchmarks.md. Beside req/s it prints each server's CPU time per
+# request (user + system, from /proc/<pid>/stat around each wrk run) and the ratios by CPU:
+# on a machine shared with other work, req/s moves with what else runs on the server's core,
+# while CPU per request is what the server itself pays for an answer.
 #
 # Environment: ROUNDS (3), DURATION (10s), CONNECTIONS (32), WRK_THREADS (1), WORKERS (1),
 # SERVER_PIN ("taskset -c 1"), CLIENT_PIN ("taskset -c 0"), CASES ("200 304 asset"),
@@ -117,39 +120,60 @@ done
 size=$(stat -c %s "$work/www/feeds/bench")
 asset_size=$(stat -c %s "$work/photo.jpg")
 
-# Runs wrk; prints "requests_per_second errors".
+# CPU time (user + system, clock ticks) the processes in "$@" have used so far.
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@"; do
+    total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+  done
+  echo "$total"
+}
+
+# Runs wrk against a server whose processes are "${@:3}"; prints "requests_per_second errors
+# cpu_us_per_request". CPU time per request is what a server pays for an answer whatever else
+# runs on the machine (req/s moves with the load other processes put on the server's core).
 measure() {
   local url=$1 header=${2:-}
+  shift 2
   local args=(-t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION")
   [ -n "$header" ] && args+=(-H "$header")
-  local out
+  local out before after
+  before=$(cpu_ticks "$@")
   out=$($CLIENT_PIN wrk "${args[@]}" "$url")
-  local rps errors
+  after=$(cpu_ticks "$@")
+  local rps errors requests
   rps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
+  requests=$(awk '/requests in/{print $1}' <<<"$out")
   errors=$(awk '/Non-2xx or 3xx/{print $5} /Socket errors/{print $4+$6+$8+$10}' <<<"$out" | awk '{s+=$1} END{print s+0}')
-  echo "$rps $errors"
+  echo "$rps $errors $(python3 -c "print(f'{($after - $before) * 1e6 / $(getconf CLK_TCK) / max(1, $requests):.2f}')")"
 }
 ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
 
-declare -A total floor_ratios nginx_ratios
-echo "| round | case | feed-server req/s | floor req/s | nginx req/s | ours/floor | ours/nginx | errors (ours/floor/nginx) |"
-echo "|---|---|---|---|---|---|---|---|"
+nginx_pids=$(pgrep -f "nginx -c $work/nginx.conf"; pgrep -P "$(cat "$work/nginx.pid")")
+declare -A total floor_ratios nginx_ratios cpu_floor_ratios cpu_nginx_ratios
+echo "| round | case | feed-server req/s | floor req/s | nginx req/s | ours/floor | ours/nginx | CPU µs/request (ours/floor/nginx) | by CPU: floor/ours | by CPU: nginx/ours | errors (ours/floor/nginx) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
-    floor="" floor_err="-"
+    floor="" floor_err="-" floor_cpu=""
     case $case in
       200)
-        read -r ours ours_err < <(measure "http://127.0.0.1:$OURS/feeds/bench")
-        read -r floor floor_err < <(measure "http://127.0.0.1:$FLOOR/feeds/bench")
-        read -r theirs theirs_err < <(measure "http://127.0.0.1:$NGINX/feeds/bench") ;;
+        read -r ours ours_err ours_cpu < <(measure "http://127.0.0.1:$OURS/feeds/bench" "" "$server_pid")
+        read -r floor floor_err floor_cpu < <(measure "http://127.0.0.1:$FLOOR/feeds/bench" "" "$floor_pid")
+        read -r theirs theirs_err theirs_cpu < <(measure "http://127.0.0.1:$NGINX/feeds/bench" "" $nginx_pids) ;;
       304)
-        read -r ours ours_err < <(measure "http://127.0.0.1:$OURS/feeds/bench" "If-None-Match: $etag")
-        read -r floor floor_err < <(measure "http://127.0.0.1:$FLOOR/feeds/bench" "If-None-Match: $etag")
-        read -r theirs theirs_err < <(measure "http://127.0.0.1:$NGINX/feeds/bench" "If-None-Match: $nginx_etag") ;;
+        read -r ours ours_err ours_cpu < <(measure "http://127.0.0.1:$OURS/feeds/bench" "If-None-Match: $etag" "$server_pid")
+        read -r floor floor_err floor_cpu < <(measure "http://127.0.0.1:$FLOOR/feeds/bench" "If-None-Match: $etag" "$floor_pid")
+        read -r theirs theirs_err theirs_cpu < <(measure "http://127.0.0.1:$NGINX/feeds/bench" "If-None-Match: $nginx_etag" $nginx_pids) ;;
       asset)
-        read -r ours ours_err < <(measure "http://127.0.0.1:$OURS$asset_url")
-        read -r theirs theirs_err < <(measure "http://127.0.0.1:$NGINX$asset_url") ;;
+        read -r ours ours_err ours_cpu < <(measure "http://127.0.0.1:$OURS$asset_url" "" "$server_pid")
+        read -r theirs theirs_err theirs_cpu < <(measure "http://127.0.0.1:$NGINX$asset_url" "" $nginx_pids) ;;
     esac
+    cpu_floor_ratio="-"
+    [ -n "$floor_cpu" ] && cpu_floor_ratio=$(ratio "$floor_cpu" "$ours_cpu")
+    cpu_nginx_ratio=$(ratio "$theirs_cpu" "$ours_cpu")
+    cpu_floor_ratios[$case]="${cpu_floor_ratios[$case]:-} $cpu_floor_ratio"
+    cpu_nginx_ratios[$case]="${cpu_nginx_ratios[$case]:-} $cpu_nginx_ratio"
     total[$case-ours]=$(python3 -c "print(${total[$case-ours]:-0}+$ours)")
     total[$case-nginx]=$(python3 -c "print(${total[$case-nginx]:-0}+$theirs)")
     floor_ratio="-"
@@ -160,7 +184,7 @@ for round in $(seq "$ROUNDS"); do
     nginx_ratio=$(ratio "$ours" "$theirs")
     floor_ratios[$case]="${floor_ratios[$case]:-} $floor_ratio"
     nginx_ratios[$case]="${nginx_ratios[$case]:-} $nginx_ratio"
-    echo "| $round | $case | $ours | ${floor:--} | $theirs | $floor_ratio | $nginx_ratio | $ours_err/$floor_err/$theirs_err |"
+    echo "| $round | $case | $ours | ${floor:--} | $theirs | $floor_ratio | $nginx_ratio | $ours_cpu/${floor_cpu:--}/$theirs_cpu | $cpu_floor_ratio | $cpu_nginx_ratio | $ours_err/$floor_err/$theirs_err |"
   done
 done
 for case in $CASES; do
@@ -168,18 +192,18 @@ for case in $CASES; do
 o = ${total[$case-ours]} / $ROUNDS
 n = ${total[$case-nginx]} / $ROUNDS
 f = ${total[$case-floor]:-0} / $ROUNDS
-print(f"| mean | $case | {o:.0f} | {f:.0f} | {n:.0f} | " + (f"{o/f:.2f}" if f else "-") + f" | {o/n:.2f} | |" if f else f"| mean | $case | {o:.0f} | - | {n:.0f} | - | {o/n:.2f} | |")
+print(f"| mean | $case | {o:.0f} | {f:.0f} | {n:.0f} | " + (f"{o/f:.2f}" if f else "-") + f" | {o/n:.2f} | | | | |" if f else f"| mean | $case | {o:.0f} | - | {n:.0f} | - | {o/n:.2f} | | | | |")
 PY
 done
 # The median of the per-round ratios: a round disturbed by another process on the machine moves
 # the mean of the req/s columns, not the median ratio.
 for case in $CASES; do
-  python3 - "${floor_ratios[$case]}" "${nginx_ratios[$case]}" <<PY
+  python3 - "${floor_ratios[$case]}" "${nginx_ratios[$case]}" "${cpu_floor_ratios[$case]}" "${cpu_nginx_ratios[$case]}" <<PY
 import statistics, sys
 def median(text):
     values = [float(v) for v in text.split() if v != "-"]
     return f"{statistics.median(values):.2f}" if values else "-"
-print(f"| median ratio | $case | | | | {median(sys.argv[1])} | {median(sys.argv[2])} | |")
+print(f"| median ratio | $case | | | | {median(sys.argv[1])} | {median(sys.argv[2])} | | {median(sys.argv[3])} | {median(sys.argv[4])} | |")
 PY
 done
 echo

@@ -10,7 +10,10 @@ import FeedStore
 /// place), an entry not cached yet or no longer current, or a prepared response that no request
 /// has built yet (the pipeline builds it once, with its CORS headers). What it answers is counted
 /// in the same metrics.
-struct CachedReadShortcut: Sendable {
+///
+/// A class: the daemon calls it on every request, and one reference is cheaper to pass around
+/// than a struct of five (each copy retaining and releasing all of them).
+final class CachedReadShortcut: Sendable {
     let feeds: FeedResponseCache
     let assets: AssetRoutes
     let metrics: Metrics

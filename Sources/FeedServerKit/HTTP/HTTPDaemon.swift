@@ -203,6 +203,9 @@ final class PendingRequest: @unchecked Sendable {
     let startNanos = MonotonicClock.nanos()
     var body: [UInt8] = []
     var bodyBytes = 0
+    /// Whether the request carries a body: its watchdog phase moves from receiving to answering
+    /// when the body has ended (a bodyless request is answering from its first call).
+    var receivedBody = false
     /// The most body bytes this request may send (the route's limit, or the daemon's).
     var bodyLimit = Int.max
     /// The connection's watchdog entry (nil without deadlines).
@@ -244,11 +247,13 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let pending = PendingRequest()
         slot.pointee = Unmanaged.passRetained(pending).toOpaque()
         context.inFlight.add(1, ordering: .relaxed)
-        let length = declaredContentLength(connection)
+        let framing = Framing(connection)
+        let length = framing.declaredLength
         pending.connection = CMicroHTTPD_connection_context(connection).map {
             Unmanaged<ConnectionWatchdog.Connection>.fromOpaque($0).takeUnretainedValue()
         }
-        let carriesBody = hasBody(connection, length)
+        let carriesBody = framing.carriesBody
+        pending.receivedBody = carriesBody
         let now = pending.startNanos
         pending.connection?.phase.withLock { $0 = carriesBody ? .receivingBody(sinceNanos: now, bytes: 0) : .answering }
         if context.closing.load(ordering: .acquiring) {
@@ -257,13 +262,13 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         }
         // Without either framing header there is no body and nothing to be ambiguous about:
         // a read is answered on its next call (the only common case, so it looks at no more).
-        if length == nil, !carriesBody, !hasFramingHeader(connection) { return mhdYes }
+        if !framing.isPresent { return mhdYes }
         if let answer = ambiguousFraming(connection) {
             // Where this body ends is not known, so it can be neither read nor drained: answer
             // and close (an answer queued on the first call closes the connection).
             return respond(connection, context, pending, method: method, url: url, answer)
         }
-        if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
+        if carriesBody, let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
             ?? reserveInflight(context, pending, declaredLength: length) {
             // A client waiting for `100 Continue` has sent no body yet: answering now makes
             // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
@@ -329,7 +334,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         uploadSize.pointee = 0
         return mhdYes
     }
-    pending.connection?.phase.withLock { $0 = .answering }
+    if pending.receivedBody {
+        pending.connection?.phase.withLock { $0 = .answering }
+    }
     if let answer = pending.earlyAnswer {
         return respond(connection, context, pending, method: method, url: url, answer)
     }
@@ -422,7 +429,6 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
 /// usual, which keeps its connection alive.
 private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                                method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, declaredLength: Int?) -> HTTPResponse? {
-    guard hasBody(connection, declaredLength) else { return nil }
     let head = HTTPRequest(
         method: String(cString: method), rawPath: String(cString: url),
         query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
@@ -475,11 +481,27 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection
     }
 }
 
-/// Whether a request carries a body (a positive `Content-Length`, or chunked).
-private func hasBody(_ connection: OpaquePointer, _ declaredLength: Int?) -> Bool {
-    if let declaredLength { return declaredLength > 0 }
-    return MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding")
-        .map { String(cString: $0).lowercased().contains("chunked") } ?? false
+/// A request's framing fields, each looked up once (`MHD_lookup_connection_value`).
+private struct Framing {
+    let contentLength: UnsafePointer<CChar>?
+    let transferEncoding: UnsafePointer<CChar>?
+
+    init(_ connection: OpaquePointer) {
+        contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
+        transferEncoding = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding")
+    }
+
+    /// Whether either field is there at all (without them a request has no body).
+    var isPresent: Bool { contentLength != nil || transferEncoding != nil }
+
+    /// The declared `Content-Length`, nil when absent or not a number.
+    var declaredLength: Int? { contentLength.flatMap { Int(String(cString: $0)) } }
+
+    /// Whether the request carries a body: a positive `Content-Length`, or chunked.
+    var carriesBody: Bool {
+        if let declaredLength { return declaredLength > 0 }
+        return transferEncoding.map { String(cString: $0).lowercased().contains("chunked") } ?? false
+    }
 }
 
 /// Counts `total` body bytes of this request against the server's in-flight limit (what it has
@@ -575,11 +597,6 @@ private let collectFraming: MHD_KeyValueIterator = { cls, _, key, value in
     return mhdYes
 }
 
-private func declaredContentLength(_ connection: OpaquePointer) -> Int? {
-    guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else { return nil }
-    return Int(String(cString: value))
-}
-
 /// A cached read answered by `DaemonContext.preparedAnswers` without building the request
 /// model (nil: it declined, or the answer needs a header of its own for this request).
 private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
@@ -595,12 +612,6 @@ private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContex
                            elapsedNanos: MonotonicClock.nanos() - pending.startNanos, clientRequestID: nil)
     }
     return queued
-}
-
-/// Whether a request has a `Content-Length` or `Transfer-Encoding` field at all.
-private func hasFramingHeader(_ connection: OpaquePointer) -> Bool {
-    MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil
-        || MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil
 }
 
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,

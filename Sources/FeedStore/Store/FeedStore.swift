@@ -237,17 +237,20 @@ public struct FeedSnapshot: Sendable {
 }
 
 /// The file statuses a read depended on (opaque to callers).
-public struct ChangeToken: Sendable {
+///
+/// A class: it is checked on every cached read, and passing one reference retains once where a
+/// struct of three arrays and three counters would retain six times.
+public final class ChangeToken: Sendable {
     struct Probe: Equatable, Sendable {
         var path: String
         var status: FileStatus?
     }
     /// Checked on every revalidation.
-    var probes: [Probe]
+    let probes: [Probe]
     /// Checked at most every `FeedStore.occasionalProbeIntervalMs`.
-    var occasionalProbes: [Probe]
+    let occasionalProbes: [Probe]
     /// The served generation's asset files, checked at most every `FeedStore.assetProbeIntervalMs`.
-    var assetProbes: [Probe]
+    let assetProbes: [Probe]
     private let lastOccasional: LastCheck
     private let lastAssets: LastCheck
 
