@@ -44,6 +44,9 @@ final class FeedResponseCache: Sendable {
         let ok: HTTPResponse
         /// The `304` response, stating the `200`'s `Content-Length` (RFC 9110 §8.6).
         let notModified: HTTPResponse
+        /// The prepared `MHD_Response`s of `ok` and `notModified`.
+        let okPrepared = PreparedResponse()
+        let notModifiedPrepared = PreparedResponse()
 
         init(token: ChangeToken, generation: Generation, body: SharedBody, headers: [(String, String)], isFallback: Bool) {
             self.token = token
@@ -57,11 +60,11 @@ final class FeedResponseCache: Sendable {
             self.headers = headers
             self.isFallback = isFallback
             var ok = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, shared: body)
-            ok.prepared = PreparedResponse()
+            ok.prepared = okPrepared
             self.ok = ok
             var notModified = HTTPResponse(status: 304, headers: headers)
             notModified.body = .lengthOnly(body.bytes.count)
-            notModified.prepared = PreparedResponse()
+            notModified.prepared = notModifiedPrepared
             self.notModified = notModified
         }
     }

@@ -70,19 +70,25 @@ final class AssetResponseCache: Sendable {
         let entityTag: String
         let ok: HTTPResponse
         let notModified: HTTPResponse
+        /// The prepared `MHD_Response`s of `ok` and `notModified` (only with a token).
+        let okPrepared: PreparedResponse?
+        let notModifiedPrepared: PreparedResponse?
+        /// The file's size, the `200`'s body bytes.
+        let size: Int
 
         init(file: OpenedFile, entityTag: String, contentType: String, token: ChangeToken?) {
             self.token = token
             self.entityTag = entityTag
+            size = file.size
+            okPrepared = token == nil ? nil : PreparedResponse()
+            notModifiedPrepared = token == nil ? nil : PreparedResponse()
             let headers = [("ETag", entityTag), ("Cache-Control", "public, max-age=31536000, immutable")]
             var ok = HTTPResponse(status: 200, headers: [("Content-Type", contentType)] + headers + [("X-Content-Type-Options", "nosniff")])
             ok.body = .sharedFile(file)
             var notModified = HTTPResponse(status: 304, headers: headers)
             notModified.body = .lengthOnly(file.size)
-            if token != nil {
-                ok.prepared = PreparedResponse()
-                notModified.prepared = PreparedResponse()
-            }
+            ok.prepared = okPrepared
+            notModified.prepared = notModifiedPrepared
             self.ok = ok
             self.notModified = notModified
         }

@@ -39,7 +39,7 @@ public enum SafeName {
     }
 
     /// Whether `byte` may appear in a safe name (A-Z a-z 0-9 - _ .).
-    public static func isAllowed(_ byte: UInt8) -> Bool {
+    @inlinable public static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
