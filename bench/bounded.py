@@ -109,11 +109,11 @@ def multipart(files, payload=b'{"bench":true}'):
     return f"multipart/form-data; boundary={boundary}", chunks
 
 
-def exchange(port, method, path, headers, chunks, total, limit_s=300, send_all=False):
+def exchange(port, method, path, headers, chunks, total, limit_s=300, send_all=False, on_sent=None):
     """Sends a request whose body is `chunks` (or `total` zero bytes when `chunks` is None) while
     reading whatever the server answers, as a client that uploads before it reads would, but
     without losing an early answer. With `send_all` it keeps uploading after an early answer
-    until the body is sent or the server closes the connection. Returns (status or None, seconds, body bytes sent, note)."""
+    until the body is sent or the server closes the connection. Returns (status or None, seconds, body bytes sent, note). `on_sent` is called once the last body byte is sent."""
     started = time.perf_counter()
     sock = socket.create_connection(("127.0.0.1", port), timeout=limit_s)
     head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {total}\r\n"
@@ -159,6 +159,9 @@ def exchange(port, method, path, headers, chunks, total, limit_s=300, send_all=F
                     continue
                 view = view[n:]
                 sent += n
+                if on_sent and not view and not pending and not left_zeros:
+                    on_sent()
+                    on_sent = None
     finally:
         sock.close()
     status = int(received.split(b" ", 2)[1]) if received.startswith(b"HTTP/1.1 ") else None
@@ -253,14 +256,17 @@ def unauthorised():
         server.close()
 
 
-def read_loop(port, stop, latencies, limit, path="/feeds/read"):
-    """Reads `path` over one keep-alive connection until `stop` is set or `limit` reads."""
+def read_loop(port, stop, latencies, limit, path="/feeds/read", starts=None):
+    """Reads `path` over one keep-alive connection until `stop` is set or `limit` reads; each
+    read's start (time.time()) goes to `starts` when given."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         for _ in range(limit):
             if stop.is_set():
                 break
             started = time.perf_counter()
+            if starts is not None:
+                starts.append(time.time())
             connection.request("GET", path)
             response = connection.getresponse()
             response.read()
@@ -273,11 +279,11 @@ def read_loop(port, stop, latencies, limit, path="/feeds/read"):
 
 
 def _loop_into(port, stop, queue, limit, path):
-    latencies = []
+    latencies, starts = [], []
     try:
-        read_loop(port, stop, latencies, limit, path)
+        read_loop(port, stop, latencies, limit, path, starts)
     finally:
-        queue.put(latencies)
+        queue.put(list(zip(starts, latencies)))
 
 
 def probes(port, stop, count, limit, path):
@@ -286,10 +292,11 @@ def probes(port, stop, count, limit, path):
     queue = multiprocessing.Queue()
     workers = [multiprocessing.Process(target=_loop_into, args=(port, stop, queue, limit, path)) for _ in range(count)]
 
-    def join():
+    def join(with_starts=False):
         results = [queue.get(timeout=300) for _ in workers]
         for w in workers: w.join(60)
-        return [x for r in results for x in r]
+        pairs = [x for r in results for x in r]
+        return pairs if with_starts else [ms for _, ms in pairs]
     for w in workers: w.start()
     return join
 
@@ -350,7 +357,10 @@ def reads():
         stop, outcome = multiprocessing.Event(), {}
 
         def publish():
-            outcome["result"] = exchange(server.port, "PUT", "/feeds/photos", {"Content-Type": content_type}, chunks, total)
+            outcome["started"] = time.time()
+            outcome["result"] = exchange(server.port, "PUT", "/feeds/photos", {"Content-Type": content_type}, chunks, total,
+                                         on_sent=lambda: outcome.setdefault("sent", time.time()))
+            outcome["answered"] = time.time()
             stop.set()
 
         join_ours, join_nginx = probes(server.port, stop, 2, 100_000, "/feeds/read"), probes(nginx.port, stop, 2, 100_000, "/feeds/read")
@@ -359,7 +369,8 @@ def reads():
         publisher.start()
         publisher.join(600)
         stop.set()
-        busy, busy_nginx = join_ours(), join_nginx()
+        busy_pairs, busy_nginx_pairs = join_ours(True), join_nginx(True)
+        busy, busy_nginx = [ms for _, ms in busy_pairs], [ms for _, ms in busy_nginx_pairs]
         status, seconds = outcome["result"][0], outcome["result"][1]
         idle_p99, busy_p99, worst = pct(idle, 99), pct(busy, 99), max(busy)
         during = f"during the 48-photo publish ({status}, {seconds:.2f} s, {total/1e6:.0f} MB)"
@@ -373,6 +384,20 @@ def reads():
               f"p99 {busy_p99 / idle_p99:.2f}× idle p99 (target ≤ 2×: {'met' if busy_p99 <= 2 * idle_p99 else 'missed'}); "
               f"nginx in the same run: p99 {pct(busy_nginx, 99) / pct(idle_nginx, 99):.2f}× its idle p99, "
               f"worst {max(busy_nginx):.2f} ms.")
+        # Where the tail is: reads that started while the body was being received, and those that
+        # started while the images were prepared (upload done, answer not yet sent).
+        started, sent, answered = outcome["started"], outcome.get("sent", outcome["started"]), outcome["answered"]
+        print()
+        print(f"By phase (upload {sent - started:.2f} s, preparation {answered - sent:.2f} s):")
+        print()
+        print("| server | phase | reads | p50 ms | p99 ms | p99 / idle p99 | max ms |")
+        print("|---|---|---|---|---|---|---|")
+        for name, quiet, pairs in (("feed-server", idle, busy_pairs), ("nginx", idle_nginx, busy_nginx_pairs)):
+            for phase, low, high in (("upload", started, sent), ("preparation", sent, answered)):
+                values = [ms for start, ms in pairs if low <= start < high]
+                if values:
+                    print(f"| {name} | {phase} | {len(values)} | {pct(values, 50):.2f} | {pct(values, 99):.2f} | "
+                          f"{pct(values, 99) / pct(quiet, 99):.2f} | {max(values):.2f} |")
     finally:
         if nginx:
             nginx.close()

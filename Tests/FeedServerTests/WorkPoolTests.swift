@@ -6,6 +6,28 @@ import Testing
 
 /// Slow handlers run on the work pool: libmicrohttpd's threads keep answering meanwhile.
 @Suite struct WorkPoolTests {
+    /// Pool jobs, and the threads they start (as image preparation does), run in Linux's idle
+    /// scheduling class, below every thread that answers reads.
+    @Test func jobsAndTheThreadsTheyStartRunInTheIdleClass() throws {
+        let pool = WorkPool(threads: 1, queueLimit: 4)
+        defer { pool.stop() }
+        let policies = Mutex<(job: Int32, child: Int32)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        #expect(pool.submit {
+            let child = Mutex<Int32>(-1)
+            let thread = Thread { child.withLock { $0 = sched_getscheduler(0) } }
+            thread.start()
+            while child.withLock({ $0 }) == -1 { usleep(1_000) }
+            policies.withLock { $0 = (sched_getscheduler(0), child.withLock { $0 }) }
+            done.signal()
+        })
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let observed = try #require(policies.withLock { $0 })
+        #expect(observed.job == 5, "SCHED_IDLE")
+        #expect(observed.child == 5, "inherited by threads the job starts")
+        #expect(sched_getscheduler(0) == 0, "the caller stays SCHED_OTHER")
+    }
+
     @Test func readsAreAnsweredWhileAPhotoPublishRunsOnTheOnlyHTTPThread() throws {
         try withTestServer(configure: { $0.threads = 1 }) { server, client in
             #expect(try client.put("/feeds/other", json: "[1]").status == 201)
