@@ -1,5 +1,6 @@
 @testable import FeedServerKit
 import FeedImaging
+import FeedStore
 import Foundation
 import Synchronization
 import Testing
@@ -11,12 +12,11 @@ import Testing
     @Test func jobsAndTheThreadsTheyStartRunInTheIdleClass() throws {
         let pool = WorkPool(threads: 1, queueLimit: 4)
         defer { pool.stop() }
-        let policies = Mutex<(job: Int32, child: Int32)?>(nil)
+        let policies = Lock<(job: Int32, child: Int32)?>(nil)
         let done = DispatchSemaphore(value: 0)
         #expect(pool.submit {
-            let child = Mutex<Int32>(-1)
-            let thread = Thread { child.withLock { $0 = sched_getscheduler(0) } }
-            thread.start()
+            let child = Lock<Int32>(-1)
+            DetachedThread.start { child.withLock { $0 = sched_getscheduler(0) } }
             while child.withLock({ $0 }) == -1 { usleep(1_000) }
             policies.withLock { $0 = (sched_getscheduler(0), child.withLock { $0 }) }
             done.signal()
