@@ -23,6 +23,28 @@ import Testing
         func write(_ group: String, _ relative: String, _ text: String) throws { try write(group, relative, Array(text.utf8)) }
     }
 
+    /// The libvips workers that seeding at start-up leaves behind (reused by later publishes) run
+    /// in the idle class, as the work pool's do, so they never take a core from a reader.
+    @Test func imageWorkersStartedBySeedingRunInTheIdleClass() throws {
+        let seed = Seed()
+        try seed.write("g", "payload.json", #"{"quotes":[{"id":"q1","image":"q1.jpg"}]}"#)
+        try seed.write("g", "assets/q1.jpg", Self.photo)
+        let scratch = ScratchDirectory()
+        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path + "/data", "--seed", seed.path, "--access-log", "off"])
+        _ = try child.waitForPort()
+        let tasks = "/proc/\(child.process.processIdentifier)/task"
+        var workers = 0
+        for thread in try FileManager.default.contentsOfDirectory(atPath: tasks) {
+            guard (try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8))?.hasPrefix("libvips") == true else { continue }
+            workers += 1
+            // stat's fields after the name's closing parenthesis start at field 3; the policy is field 41.
+            let stat = try String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8)
+            let fields = try #require(stat.range(of: ")", options: .backwards)).upperBound
+            #expect(stat[fields...].split(separator: " ")[38] == "5", "libvips worker \(thread) is not SCHED_IDLE")
+        }
+        #expect(workers > 0, "seeding an image starts libvips workers")
+    }
+
     private func seeded(_ seed: Seed, root: String? = nil, watch: Bool = false, _ body: (Server, HTTPTestClient) throws -> Void) throws {
         try withTestServer(root: root, configure: { $0.seed = seed.path; $0.watch = watch }, body)
     }

@@ -80,9 +80,11 @@ final class Server: Sendable {
             let seeds = SeedPublisher(folder: SeedFolder(path: seed), store: store, encoder: encoder, threads: threads,
                                       maxAssets: options.maxParts, maxAssetBytes: options.maxBodyBytes)
             if options.watch { watcher = try SeedWatcher(publisher: seeds) }
-            do {
-                try seeds.publishAll()
-            } catch {
+            // On a lowered thread: the libvips workers it starts stay for later publishes.
+            let seeded = ThreadPriority.runLowered { () -> Result<Void, SeedError> in
+                Result { () throws(SeedError) in try seeds.publishAll() }
+            }
+            if case .failure(let error) = seeded {
                 throw StartError(description: "--seed '\(seed)': \(error.description)")
             }
         }

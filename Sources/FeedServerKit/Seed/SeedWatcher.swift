@@ -69,6 +69,7 @@ final class SeedWatcher: @unchecked Sendable {
     func start() {
         finished.withLock { running = true }
         DetachedThread.start { [self] in
+            ThreadPriority.lowerCurrentThread()  // republishes prepare images, as the work pool does
             run()
             finished.withLock {
                 running = false

@@ -20,7 +20,7 @@ final class WorkPool: @unchecked Sendable {
         self.queueLimit = max(1, queueLimit)
         for _ in 0..<max(1, threads) {
             DetachedThread.start { [self] in
-                lowerPriority()
+                ThreadPriority.lowerCurrentThread()
                 work()
             }
         }
@@ -46,29 +46,6 @@ final class WorkPool: @unchecked Sendable {
             condition.broadcast()
         }
     }
-
-    /// Runs this thread (and the image threads it starts, which inherit it) under `SCHED_IDLE`:
-    /// on a small machine a photo publish would otherwise take the cores from libmicrohttpd's
-    /// threads, and reads that are answered from memory would wait for a CPU. Under nice 19 a
-    /// woken reader still waited behind the image work often enough to triple the read p99
-    /// (docs/benchmarks.md, issue 9); an idle-class thread is preempted by any normal thread that
-    /// wakes. It still gets the CPU whenever nothing else wants it, and a sliver when something
-    /// always does. Falls back to nice 19 where the policy is refused. Both are per thread on Linux.
-    private func lowerPriority() {
-        #if os(Linux)
-        var parameters = sched_param(sched_priority: 0)
-        if sched_setscheduler(0, Self.idlePolicy, &parameters) != 0 {  // 0: the calling thread
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
-        }
-        #elseif canImport(Darwin)
-        _ = setpriority(PRIO_DARWIN_THREAD, 0, PRIO_DARWIN_BG)  // Darwin's per-thread equivalent
-        #endif
-    }
-
-    #if os(Linux)
-    /// `SCHED_IDLE` from <sched.h> (defined only under `_GNU_SOURCE`, so not imported).
-    private static let idlePolicy: Int32 = 5
-    #endif
 
     private func work() {
         while let job = next() { job() }
