@@ -156,19 +156,23 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
     floor="" floor_err="-" floor_cpu=""
+    # Each server's wrk run for this case; the order flips every round, so a drift within a
+    # round (another process starting, the CPU's clock) does not always favour the same server.
+    ours_url="http://127.0.0.1:$OURS/feeds/bench" floor_url="http://127.0.0.1:$FLOOR/feeds/bench"
+    nginx_url="http://127.0.0.1:$NGINX/feeds/bench" ours_header="" nginx_header=""
     case $case in
-      200)
-        read -r ours ours_err ours_cpu < <(measure "http://127.0.0.1:$OURS/feeds/bench" "" "$server_pid")
-        read -r floor floor_err floor_cpu < <(measure "http://127.0.0.1:$FLOOR/feeds/bench" "" "$floor_pid")
-        read -r theirs theirs_err theirs_cpu < <(measure "http://127.0.0.1:$NGINX/feeds/bench" "" $nginx_pids) ;;
-      304)
-        read -r ours ours_err ours_cpu < <(measure "http://127.0.0.1:$OURS/feeds/bench" "If-None-Match: $etag" "$server_pid")
-        read -r floor floor_err floor_cpu < <(measure "http://127.0.0.1:$FLOOR/feeds/bench" "If-None-Match: $etag" "$floor_pid")
-        read -r theirs theirs_err theirs_cpu < <(measure "http://127.0.0.1:$NGINX/feeds/bench" "If-None-Match: $nginx_etag" $nginx_pids) ;;
-      asset)
-        read -r ours ours_err ours_cpu < <(measure "http://127.0.0.1:$OURS$asset_url" "" "$server_pid")
-        read -r theirs theirs_err theirs_cpu < <(measure "http://127.0.0.1:$NGINX$asset_url" "" $nginx_pids) ;;
+      304) ours_header="If-None-Match: $etag" nginx_header="If-None-Match: $nginx_etag" ;;
+      asset) ours_url="http://127.0.0.1:$OURS$asset_url" floor_url="" nginx_url="http://127.0.0.1:$NGINX$asset_url" ;;
     esac
+    order=(ours floor nginx)
+    [ $((round % 2)) = 0 ] && order=(nginx floor ours)
+    for server in "${order[@]}"; do
+      case $server in
+        ours) read -r ours ours_err ours_cpu < <(measure "$ours_url" "$ours_header" "$server_pid") ;;
+        floor) if [ -n "$floor_url" ]; then read -r floor floor_err floor_cpu < <(measure "$floor_url" "$ours_header" "$floor_pid"); fi ;;
+        nginx) read -r theirs theirs_err theirs_cpu < <(measure "$nginx_url" "$nginx_header" $nginx_pids) ;;
+      esac
+    done
     cpu_floor_ratio="-"
     [ -n "$floor_cpu" ] && cpu_floor_ratio=$(ratio "$floor_cpu" "$ours_cpu")
     cpu_nginx_ratio=$(ratio "$theirs_cpu" "$ours_cpu")
