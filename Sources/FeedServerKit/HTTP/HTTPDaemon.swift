@@ -200,7 +200,14 @@ final class DaemonContext: Sendable {
 
 /// One request in progress. libmicrohttpd calls the handler for a connection from one thread at a time.
 final class PendingRequest: @unchecked Sendable {
-    let startNanos = MonotonicClock.nanos()
+    /// When the request began: precise when the access log prints durations, else as of the last
+    /// timer tick (the watchdog's and the drain's deadlines are seconds long).
+    let startNanos: Int64
+
+    init(preciseStart: Bool) {
+        startNanos = preciseStart ? MonotonicClock.nanos() : MonotonicClock.coarseNanos()
+    }
+
     var body: [UInt8] = []
     var bodyBytes = 0
     /// Whether the request carries a body: its watchdog phase moves from receiving to answering
@@ -244,7 +251,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     guard let cls, let connection, let url, let method, let uploadSize, let slot else { return mhdNo }
     let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
     guard let existing = slot.pointee else {
-        let pending = PendingRequest()
+        let pending = PendingRequest(preciseStart: context.log.isEnabled)
         slot.pointee = Unmanaged.passRetained(pending).toOpaque()
         context.inFlight.add(1, ordering: .relaxed)
         let framing = Framing(connection)
@@ -408,8 +415,8 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ i
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
     let finished = pending.takeUnretainedValue()
     context.inflightBytes.subtract(finished.inflightBytes, ordering: .relaxed)
-    // A keep-alive connection now waits for its next request head.
-    let now = MonotonicClock.nanos()
+    // A keep-alive connection now waits for its next request head (a deadline in seconds).
+    let now = MonotonicClock.coarseNanos()
     finished.connection?.phase.withLock { $0 = .awaitingHead(sinceNanos: now) }
     // Only a request that was parked or offloaded is in these tables (set together with the
     // field; `deferred` is cleared only once it is out of the table again).
@@ -606,7 +613,8 @@ private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContex
     let head = RequestHead(method: method, path: url, headers: RequestFields(connection: connection, kind: .HEADER_KIND),
                            hasQuery: MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0)
     guard let answer = answers(head) else { return nil }
-    let queued = MHD_queue_response(connection, UInt32(answer.status), answer.handle)
+    // libmicrohttpd takes its own reference while queueing; until then the owner keeps it alive.
+    let queued = withExtendedLifetime(answer.owner) { MHD_queue_response(connection, UInt32(answer.status), answer.handle) }
     if context.log.isEnabled {
         context.log.record(method: method, path: url, status: answer.status, bytes: answer.bodyBytes,
                            elapsedNanos: MonotonicClock.nanos() - pending.startNanos, clientRequestID: nil)

@@ -12,4 +12,16 @@ public enum MonotonicClock {
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
+
+    /// The same clock as of the last timer tick (`CLOCK_MONOTONIC_COARSE`: a few milliseconds
+    /// behind at most, and cheaper to read), for deadlines measured in seconds.
+    public static func coarseNanos() -> Int64 {
+        #if os(Linux)
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        #else
+        return nanos()
+        #endif
+    }
 }
