@@ -140,4 +140,37 @@ import Testing
             #expect(answer(shortcut304) == answer(routed304))
         }
     }
+
+    /// A publish may drop the cache entry between the shortcut's lookup and the queueing of its
+    /// answer: the answer must keep its `MHD_Response` alive until then. (It once carried the
+    /// raw handle only; under reads racing publishes the entry's last release destroyed the
+    /// response first and libmicrohttpd aborted on its freed mutex: found by a hostile review,
+    /// reproduced in 8–9 s against a release build with pipelined reads and a publish loop.)
+    @Test func anAnswerKeepsItsResponseAliveWhenTheCacheDropsIt() throws {
+        let scratch = ScratchDirectory()
+        let store = FeedStore(root: scratch.path + "/data")
+        _ = try store.publish(group: "g", payloadJSON: Array(#"{"n":1}"#.utf8))
+        let cache = FeedResponseCache(store: store)
+        let key = FeedResponseCache.Key(group: "g", schemaVersion: nil)
+        var entry = cache.current(key) ?? { if case .feed(let rendered) = cache.lookup(key) { return rendered }; return nil }()
+        weak let prepared = entry?.okPrepared
+        if let entry { _ = entry.okPrepared.handle(for: entry.ok, statesLength: true) }  // as the first routed read builds it
+        let assets = AssetRoutes(store: store)
+        let router = Router(routes: [Route(FeedRoutes.readTemplate, methods: [:]), assets.route])
+        let shortcut = try #require(CachedReadShortcut(feeds: cache, assets: assets, metrics: Metrics(), router: router,
+                                                       authorization: Authorization(writeToken: nil, readToken: nil)))
+        var answer: PreparedAnswer? = "GET".withCString { method in
+            "/feeds/g".withCString { path in
+                shortcut.answer(RequestHead(method: method, path: path, headers: RequestFields(given: [], kind: .HEADER_KIND), hasQuery: false))
+            }
+        }
+        #expect(answer?.status == 200 && answer?.handle == prepared?.existingHandle)
+        // A publish, and the next lookup renders a new entry: the old one leaves the cache.
+        _ = try store.publish(group: "g", payloadJSON: Array(#"{"n":2}"#.utf8))
+        _ = cache.lookup(key)
+        entry = nil
+        #expect(prepared != nil, "the answer still owns its response")
+        answer = nil
+        #expect(prepared == nil, "and nothing else does")
+    }
 }

@@ -58,23 +58,24 @@ final class CachedReadShortcut: Sendable {
         let notModified = Conditional.ifNoneMatch(in: head.headers, matches: entry.entityTag)
         // The prepared handle and the figures straight from the entry: copying a whole
         // HTTPResponse here would retain and release its headers and body on every read.
-        guard let handle = (notModified ? entry.notModifiedPrepared : entry.okPrepared).existingHandle else { return nil }
+        let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared
+        guard let handle = prepared.existingHandle else { return nil }
         let status = notModified ? 304 : 200, bytes = notModified ? 0 : entry.body.bytes.count
         if entry.isFallback { metrics.recordFallbackServed() }
         metrics.recordRequest(route: feedRoute, method: method, status: status, bytes: bytes)
         metrics.recordPreparedAnswer()
-        return PreparedAnswer(handle: handle, status: status, bodyBytes: bytes)
+        return PreparedAnswer(owner: prepared, handle: handle, status: status, bodyBytes: bytes)
     }
 
     private func assetAnswer(path: UnsafePointer<CChar>, head: RequestHead, method: String) -> PreparedAnswer? {
         // The asset cache is keyed by the raw path, and holds only paths that passed its checks.
         guard let entry = assets.currentEntry(path: String(cString: path)) else { return nil }
         let notModified = Conditional.ifNoneMatch(in: head.headers, matches: entry.entityTag)
-        guard let handle = (notModified ? entry.notModifiedPrepared : entry.okPrepared)?.existingHandle else { return nil }
+        guard let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared, let handle = prepared.existingHandle else { return nil }
         let status = notModified ? 304 : 200, bytes = notModified ? 0 : entry.size
         metrics.recordRequest(route: assetRoute, method: method, status: status, bytes: bytes)
         metrics.recordPreparedAnswer()
-        return PreparedAnswer(handle: handle, status: status, bodyBytes: bytes)
+        return PreparedAnswer(owner: prepared, handle: handle, status: status, bodyBytes: bytes)
     }
 
     private static let dot = Array(".".utf8)

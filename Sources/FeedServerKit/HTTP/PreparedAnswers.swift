@@ -33,7 +33,10 @@ struct RequestHead {
 /// An answer that is the same for every request that gets it, already built as one shared
 /// `MHD_Response` (a cached read's `200` or `304`).
 struct PreparedAnswer {
-    /// The shared libmicrohttpd response (owned by a `PreparedResponse` that outlives the queueing).
+    /// The owner of `handle`, held until the handle is queued: a publish may drop the cache entry
+    /// that held it meanwhile, and its last release destroys the `MHD_Response`.
+    let owner: PreparedResponse
+    /// The shared libmicrohttpd response.
     let handle: OpaquePointer
     /// Its status code.
     let status: Int
