@@ -28,7 +28,15 @@ public final class RecordingFileSystem: FileSystem {
 
     private func record(_ operation: Operation) { log.withLock { $0.append(operation) } }
 
-    public func readFile(_ path: String, limit: Int) throws -> [UInt8] { try base.readFile(path, limit: limit) }
+    public func readFile(_ path: String, limit: Int) throws -> [UInt8] {
+        readHook.withLock { $0 }?(path)
+        return try base.readFile(path, limit: limit)
+    }
+
+    private let readHook = Lock<(@Sendable (String) -> Void)?>(nil)
+
+    /// Runs `hook` with the path before every `readFile` (nil: none), to act in the middle of a read.
+    public func beforeReadFile(_ hook: (@Sendable (String) -> Void)?) { readHook.withLock { $0 = hook } }
     public func status(_ path: String) -> FileStatus? {
         statuses.withLock { $0.append(path) }
         return base.status(path)

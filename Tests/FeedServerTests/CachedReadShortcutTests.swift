@@ -141,6 +141,23 @@ import Testing
         }
     }
 
+    /// What this server does itself is seen by the next read, assets included: after our own
+    /// `DELETE` a cached asset is a 404 at once (it used to be served from the open file for up
+    /// to the asset probe's second: hostile review).
+    @Test func ourOwnDeleteIsSeenByTheNextAssetRead() throws {
+        try withTestServer { _, client in
+            var body = MultipartBody()
+            body.field("payload", #"{"quotes":[{"id":"q1","image":"q1.png"}]}"#, contentType: "application/json")
+            body.file("asset0", filename: "q1.png", try TestImages.png(width: 300, height: 200))
+            let published = try client.putMultipart("/feeds/g", body)
+            let url = try #require((published.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            for _ in 0..<3 { #expect(try client.get(url).status == 200) }
+            #expect(try client.request("DELETE", "/feeds/g").status == 204)
+            #expect(try client.get(url).status == 404)
+            #expect(try client.get("/feeds/g").status == 404)
+        }
+    }
+
     /// A publish may drop the cache entry between the shortcut's lookup and the queueing of its
     /// answer: the answer must keep its `MHD_Response` alive until then. (It once carried the
     /// raw handle only; under reads racing publishes the entry's last release destroyed the

@@ -61,4 +61,24 @@ import Testing
         #expect(pointerChecks(recorder, root) == 5)
         withExtendedLifetime(temporary) {}
     }
+
+    /// The pointer is trusted from the moment it was stat'ed, not from the end of a long read of
+    /// the generation: a switch by another process during the snapshot is seen one interval after
+    /// the stat. (The token once started its interval when the snapshot ended, so a switch while a
+    /// large feed.json was parsed stayed unseen for the parse plus the interval: hostile review.)
+    @Test func aSwitchDuringTheSnapshotIsSeenAnIntervalAfterThePointerWasStated() throws {
+        let (store, recorder, root, temporary) = store(probeIntervalNanos: 20_000_000)
+        _ = try store.publish(group: "g", payloadJSON: Array("[1]".utf8))
+        let other = FeedStore(root: root)
+        recorder.beforeReadFile { path in
+            guard path.hasSuffix("/feed.json") else { return }
+            recorder.beforeReadFile(nil)
+            _ = try? other.publish(group: "g", payloadJSON: Array("[2]".utf8))  // another process switches now
+            usleep(50_000)  // and the read of the old generation takes long
+        }
+        let snapshot = store.snapshot(group: "g")
+        #expect(snapshot.read.served?.compactPayload == Array("[1]".utf8))
+        #expect(!store.isCurrent(snapshot.token), "50 ms after the pointer was stat'ed, past the 20 ms interval")
+        withExtendedLifetime(temporary) {}
+    }
 }

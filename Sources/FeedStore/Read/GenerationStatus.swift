@@ -85,10 +85,11 @@ extension FeedStore {
     /// folder's own status (entries added, renamed or removed) and the fault record; for caching
     /// answers built from the whole folder (`generations(group:)`). Take it before reading.
     public func folderToken(group: String) -> ChangeToken {
-        let writesSeen = writes.value
+        let writesSeen = writes.value, probedAt = MonotonicClock.nanos()
         let layout = GroupLayout(root: root, group: group)
         let paths = [layout.pointer, layout.generations, layout.directory + "/fault-lab.json"]
         return ChangeToken(probes: paths.map { ChangeToken.Probe(path: $0, status: fileSystem.status($0)) },
-                           occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(), writesSeen: writesSeen)
+                           occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(), writesSeen: writesSeen,
+                           probedAtNanos: probedAt)
     }
 }

@@ -122,10 +122,13 @@ public final class FeedStore: Sendable {
     /// A read plus the token that tells, by one `lstat` of `current.json`, whether it is still
     /// what a reader would get.
     public func snapshot(group: String, schemaVersion: Int? = nil) -> FeedSnapshot {
-        let writesSeen = writes.value  // before anything is looked at
+        // Before anything is looked at: the pointer is trusted from the moment it was stat'ed, not
+        // from when the (possibly long) read of the generation ended.
+        let writesSeen = writes.value, probedAt = MonotonicClock.nanos()
         guard SafeName.isGroupName(group) else {
             return FeedSnapshot(read: FeedRead(served: nil, skipped: [], pointerProblem: nil),
-                                token: ChangeToken(probes: [], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(), writesSeen: writesSeen))
+                                token: ChangeToken(probes: [], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(),
+                                                   writesSeen: writesSeen, probedAtNanos: probedAt))
         }
         let layout = GroupLayout(root: root, group: group)
         var probes = [probe(layout.pointer)]
@@ -135,7 +138,7 @@ public final class FeedStore: Sendable {
         let occasional = read.served.map { [probe(layout.envelope($0.id))] } ?? []
         let assets = read.served.map { generation in generation.assets.map { probe(layout.asset(generation.id, $0.name)) } } ?? []
         return FeedSnapshot(read: read, token: ChangeToken(probes: probes, occasionalProbes: occasional, assetProbes: assets,
-                                                           lastCheck: clock.nowEpochMs(), writesSeen: writesSeen))
+                                                           lastCheck: clock.nowEpochMs(), writesSeen: writesSeen, probedAtNanos: probedAt))
     }
 
     /// The default `FeedStoreConfiguration.probeIntervalNanos`: a write by another process
@@ -165,19 +168,22 @@ public final class FeedStore: Sendable {
     private func isCurrent(_ token: ChangeToken, thoroughly: Bool) -> Bool {
         let writesSeen = writes.value  // before probing: a write after this forces the next check
         let nowNanos = MonotonicClock.nanos()
-        if thoroughly || !token.probesCheckedRecently(now: nowNanos, writes: writesSeen, interval: configuration.probeIntervalNanos) {
-            guard token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) else { return false }
-            token.probesChecked(now: nowNanos, writes: writesSeen)
-        }
+        // This store wrote something since the token was last checked: everything is looked at
+        // once, so what this server did itself (a DELETE removing assets too) is seen at once.
+        let wroteSince = !token.lastCheckSaw(writes: writesSeen)
+        let probesDue = thoroughly || wroteSince
+            || !token.probesCheckedRecently(now: nowNanos, writes: writesSeen, interval: configuration.probeIntervalNanos)
+        if probesDue, !token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) { return false }
         let now = clock.nowEpochMs()
-        if thoroughly || token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
+        if thoroughly || wroteSince || token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
            !token.occasionalProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
             return false
         }
-        if thoroughly || token.assetCheckDue(now: now, interval: Self.assetProbeIntervalMs),
+        if thoroughly || wroteSince || token.assetCheckDue(now: now, interval: Self.assetProbeIntervalMs),
            !token.assetProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
             return false
         }
+        if probesDue { token.probesChecked(now: nowNanos, writes: writesSeen) }
         return true
     }
 
@@ -218,7 +224,8 @@ public final class FeedStore: Sendable {
         let file = try openAsset(group: group, generationId: generationId, name: name)
         let probe = probe(GroupLayout(root: root, group: group).asset(generationId, name))
         guard probe.status == file.status else { return (file, nil) }
-        return (file, ChangeToken(probes: [], occasionalProbes: [], assetProbes: [probe], lastCheck: clock.nowEpochMs(), writesSeen: writes.value))
+        return (file, ChangeToken(probes: [], occasionalProbes: [], assetProbes: [probe], lastCheck: clock.nowEpochMs(),
+                                  writesSeen: writes.value, probedAtNanos: MonotonicClock.nanos()))
     }
 
     /// The groups under the root (folders with safe names), sorted.
@@ -256,14 +263,15 @@ public final class ChangeToken: Sendable {
 
     private let lastProbes: ProbeCheck
 
-    /// A token whose `probes` were taken after the store's write count was `writesSeen`.
-    init(probes: [Probe], occasionalProbes: [Probe], assetProbes: [Probe], lastCheck: Int64, writesSeen: Int) {
+    /// A token whose `probes` were taken after the store's write count was `writesSeen` and the
+    /// monotonic clock `probedAtNanos`.
+    init(probes: [Probe], occasionalProbes: [Probe], assetProbes: [Probe], lastCheck: Int64, writesSeen: Int, probedAtNanos: Int64) {
         self.probes = probes
         self.occasionalProbes = occasionalProbes
         self.assetProbes = assetProbes
         lastOccasional = LastCheck(lastCheck)
         lastAssets = LastCheck(lastCheck)
-        lastProbes = ProbeCheck(nanos: MonotonicClock.nanos(), writes: writesSeen)
+        lastProbes = ProbeCheck(nanos: probedAtNanos, writes: writesSeen)
     }
 
     /// Whether the probes were found unchanged less than `interval` ago with the store's write
@@ -272,6 +280,9 @@ public final class ChangeToken: Sendable {
     func probesCheckedRecently(now: Int64, writes: Int, interval: Int64) -> Bool {
         lastProbes.writes.load(ordering: .acquiring) == writes && (0..<interval).contains(now &- lastProbes.nanos.load(ordering: .relaxed))
     }
+
+    /// Whether the last recorded check saw the store's write count at `writes`.
+    func lastCheckSaw(writes: Int) -> Bool { lastProbes.writes.load(ordering: .acquiring) == writes }
 
     /// Records that the probes were found unchanged at `now`, with the write count read before probing.
     func probesChecked(now: Int64, writes: Int) {
