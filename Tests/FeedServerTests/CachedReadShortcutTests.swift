@@ -18,6 +18,15 @@ import Testing
         return line.flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? -1
     }
 
+    /// Publishes group `g` with one PNG asset; its URL.
+    private func publishOneAsset(_ client: HTTPTestClient) throws -> String {
+        var body = MultipartBody()
+        body.field("payload", #"{"quotes":[{"id":"q1","image":"q1.png"}]}"#, contentType: "application/json")
+        body.file("asset0", filename: "q1.png", try TestImages.png(width: 300, height: 200))
+        let published = try client.putMultipart("/feeds/g", body)
+        return try #require((published.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+    }
+
     /// Every header but `Date`, in order, and the body.
     private func answer(_ response: WireResponse) -> [String] {
         response.headers.filter { $0.0.lowercased() != "date" }.map { "\($0.0.lowercased()): \($0.1)" } + [response.text]
@@ -124,11 +133,7 @@ import Testing
     /// Assets: the cached `200` and `304` come from the shortcut, equal to the routed ones.
     @Test func cachedAssetsAreAnsweredBeforeRouting() throws {
         try withTestServer { _, client in
-            var body = MultipartBody()
-            body.field("payload", #"{"quotes":[{"id":"q1","image":"q1.png"}]}"#, contentType: "application/json")
-            body.file("asset0", filename: "q1.png", try TestImages.png(width: 300, height: 200))
-            let published = try client.putMultipart("/feeds/g", body)
-            let url = try #require((published.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            let url = try publishOneAsset(client)
             let routed = try client.get(url)
             let tag = try #require(routed.header("ETag"))
             let routed304 = try client.get(url, headers: [("If-None-Match", tag)])
@@ -146,11 +151,7 @@ import Testing
     /// to the asset probe's second: hostile review).
     @Test func ourOwnDeleteIsSeenByTheNextAssetRead() throws {
         try withTestServer { _, client in
-            var body = MultipartBody()
-            body.field("payload", #"{"quotes":[{"id":"q1","image":"q1.png"}]}"#, contentType: "application/json")
-            body.file("asset0", filename: "q1.png", try TestImages.png(width: 300, height: 200))
-            let published = try client.putMultipart("/feeds/g", body)
-            let url = try #require((published.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
+            let url = try publishOneAsset(client)
             for _ in 0..<3 { #expect(try client.get(url).status == 200) }
             #expect(try client.request("DELETE", "/feeds/g").status == 204)
             #expect(try client.get(url).status == 404)
