@@ -1,5 +1,6 @@
 #include "CMicroHTTPD.h"
 #include <string.h>
+#include <strings.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -24,6 +25,11 @@ struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *s,
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, context},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_url_encoded, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->per_ip_connection_limit, NULL},
+        // -1 is the only level at which 0.9.75 refuses whitespace between a header name and its
+        // colon (400; RFC 9112 §5.1 requires it): otherwise `Content-Length : 5` is a header of
+        // another name, and a proxy that reads it as the length frames the stream differently
+        // (request smuggling). The checks that 1 adds (Host, spaces in the URL) are off at 0 and -1 alike.
+        {MHD_OPTION_STRICT_FOR_CLIENT, -1, NULL},
         // Last, so a NULL callback ends the list early instead of registering nothing.
         {s->notify_connection ? MHD_OPTION_NOTIFY_CONNECTION : MHD_OPTION_END, (intptr_t)s->notify_connection, context},
         {MHD_OPTION_END, 0, NULL},
@@ -58,4 +64,48 @@ void *CMicroHTTPD_connection_context(struct MHD_Connection *connection) {
 int CMicroHTTPD_listen_fd(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_LISTEN_FD);
     return info ? info->listen_fd : -1;
+}
+
+struct framing_fields {
+    const char *first_length;
+    int different_lengths;
+    int lengths;
+    int coding;
+    int folded;
+};
+
+// The length of `value` without trailing spaces and tabs.
+static size_t trimmed_length(const char *value) {
+    size_t length = strlen(value);
+    while (length > 0 && (value[length - 1] == ' ' || value[length - 1] == '\t')) length--;
+    return length;
+}
+
+static enum MHD_Result collect_framing_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    struct framing_fields *fields = cls;
+    static const char length_name[] = "content-length", coding_name[] = "transfer-encoding";
+    if (key == NULL) return MHD_YES;
+    if (strncasecmp(key, length_name, sizeof length_name - 1) == 0) {
+        if (key[sizeof length_name - 1] != '\0') { fields->folded = 1; return MHD_YES; }
+        const char *given = value ? value : "";
+        if (fields->lengths++ == 0) {
+            fields->first_length = given;
+        } else if (trimmed_length(given) != trimmed_length(fields->first_length)
+                   || strncmp(given, fields->first_length, trimmed_length(given)) != 0) {
+            fields->different_lengths = 1;
+        }
+    } else if (strncasecmp(key, coding_name, sizeof coding_name - 1) == 0) {
+        if (key[sizeof coding_name - 1] != '\0') fields->folded = 1; else fields->coding = 1;
+    }
+    return MHD_YES;
+}
+
+CMicroHTTPD_Framing CMicroHTTPD_framing_conflict(struct MHD_Connection *connection) {
+    struct framing_fields fields = {0};
+    MHD_get_connection_values(connection, MHD_HEADER_KIND, collect_framing_field, &fields);
+    if (fields.folded) return CMicroHTTPD_FRAMING_FOLDED;
+    if (fields.different_lengths) return CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS;
+    if (fields.lengths > 0 && fields.coding) return CMicroHTTPD_FRAMING_LENGTH_AND_CODING;
+    return CMicroHTTPD_FRAMING_CLEAR;
 }

@@ -89,4 +89,33 @@ import Testing
             #expect(try repeated.readResponse().status == 201)
         }
     }
+
+    /// Framing that libmicrohttpd would read differently from a proxy, or not at all, is refused
+    /// and the connection closed, nothing published (found by a hostile review): whitespace
+    /// between a field name and its colon (RFC 9112 §5.1: `Content-Length : 5` was a header of
+    /// another name and the body became the next request), a transfer coding other than chunked
+    /// alone (§6.1: the request waited for a body that could not be delimited), and a folded
+    /// framing field (libmicrohttpd 0.9.75 files `Transfer-Encoding:` + ` chunked` under the name
+    /// `Transfer-Encodingchunked` and so ignores it, where a proxy that unfolds it reads chunked).
+    @Test func framingAProxyCouldReadDifferentlyIsRefused() throws {
+        try withTestServer { server, client in
+            let cases: [(String, Int)] = [
+                ("Content-Length : 7\r\n", 400),
+                ("Content-Length\t: 7\r\n", 400),
+                ("Transfer-Encoding: identity\r\n", 501),
+                ("Transfer-Encoding: gzip, chunked\r\n", 501),
+                ("Content-Length: 7\r\nTransfer-Encoding:\r\n chunked\r\n", 400),
+                ("Transfer-Encoding:\r\n chunked\r\n", 400),
+                ("Content-Length:\r\n 7\r\n", 400),
+            ]
+            for (framing, status) in cases {
+                let connection = try HTTPTestConnection(port: server.port)
+                try connection.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\(framing)\r\n{\"a\":1}".utf8))
+                let answer = try connection.readResponse()
+                #expect(answer.status == status, "\(framing.debugDescription): \(answer.status) \(answer.text)")
+                #expect(connection.isClosedByPeer(within: 5), "\(framing.debugDescription): the connection is closed after the answer")
+            }
+            #expect(try client.get("/feeds/g").status == 404, "nothing was published")
+        }
+    }
 }

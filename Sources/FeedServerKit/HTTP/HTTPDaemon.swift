@@ -267,14 +267,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             // Shutting down: a new request is not started (it would hold the shutdown).
             return respond(connection, context, pending, method: method, url: url, notStarted())
         }
-        // Without either framing header there is no body and nothing to be ambiguous about:
-        // a read is answered on its next call (the only common case, so it looks at no more).
-        if !framing.isPresent { return mhdYes }
-        if let answer = ambiguousFraming(connection) {
+        if let answer = ambiguousFraming(connection) ?? framing.unsupportedCoding {
             // Where this body ends is not known, so it can be neither read nor drained: answer
             // and close (an answer queued on the first call closes the connection).
             return respond(connection, context, pending, method: method, url: url, answer)
         }
+        // Without either framing field there is no body: a read is answered on its next call
+        // (the only common case, so it looks at no more).
+        if !framing.isPresent { return mhdYes }
         if carriesBody, let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
             ?? reserveInflight(context, pending, declaredLength: length) {
             // A client waiting for `100 Continue` has sent no body yet: answering now makes
@@ -504,6 +504,17 @@ private struct Framing {
     /// The declared `Content-Length`, nil when absent or not a number.
     var declaredLength: Int? { contentLength.flatMap { Int(String(cString: $0)) } }
 
+    /// The `501` for a transfer coding other than `chunked` alone (RFC 9112 §6.1): libmicrohttpd
+    /// would wait for a body it cannot delimit, holding the connection until the client gives up.
+    var unsupportedCoding: HTTPResponse? {
+        guard let transferEncoding else { return nil }
+        let coding = String(cString: transferEncoding).trimmingSpaces().lowercased()
+        guard coding != "chunked" else { return nil }
+        return Problem(status: 501, type: "unsupported-transfer-coding", title: "Unsupported transfer coding",
+                       detail: "Transfer-Encoding '\(String(coding.prefix(100)))' is not supported: send the body with a Content-Length, or chunked alone.",
+                       headers: [("Connection", "close")]).response
+    }
+
     /// Whether the request carries a body: a positive `Content-Length`, or chunked.
     var carriesBody: Bool {
         if let declaredLength { return declaredLength > 0 }
@@ -567,41 +578,22 @@ private func isMultipart(_ connection: OpaquePointer) -> Bool {
 }
 
 /// A request whose body length is ambiguous (RFC 9112 §6.3): `Content-Length` twice with
-/// different values, or beside `Transfer-Encoding`. libmicrohttpd 0.9.75 takes the first
-/// `Content-Length` it sees, a proxy in front may take another: the bytes after the body would be
-/// read as a different request by each (request smuggling). Refused with a 400 that closes.
+/// different values, or beside `Transfer-Encoding`, or either folded onto a second line.
+/// libmicrohttpd 0.9.75 takes the first `Content-Length` it sees and does not recognise a folded
+/// field; a proxy in front may do otherwise: the bytes after the body would be read as a
+/// different request by each (request smuggling). Refused with a 400 that closes. Looked at on
+/// every request, since a folded `Transfer-Encoding` alone hides a body from libmicrohttpd.
 private func ambiguousFraming(_ connection: OpaquePointer) -> HTTPResponse? {
-    let framing = FramingFields()
-    MHD_get_connection_values(connection, .HEADER_KIND, collectFraming, Unmanaged.passUnretained(framing).toOpaque())
     let problem: String
-    if Set(framing.contentLengths).count > 1 {
-        problem = "Content-Length is given \(framing.contentLengths.count) times with different values"
-    } else if !framing.contentLengths.isEmpty && framing.hasTransferEncoding {
-        problem = "Content-Length and Transfer-Encoding are both given"
-    } else {
-        return nil
+    switch CMicroHTTPD_framing_conflict(connection) {
+    case CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS: problem = "Content-Length is given more than once with different values"
+    case CMicroHTTPD_FRAMING_LENGTH_AND_CODING: problem = "Content-Length and Transfer-Encoding are both given"
+    case CMicroHTTPD_FRAMING_FOLDED: problem = "Content-Length or Transfer-Encoding is folded onto a second line (obsolete line folding)"
+    default: return nil
     }
     return Problem(status: 400, type: "ambiguous-message-length", title: "Ambiguous message length",
                    detail: "\(problem), so where the body ends is ambiguous (RFC 9112 §6.3). Send one Content-Length, or chunked alone.",
                    headers: [("Connection", "close")]).response
-}
-
-/// The framing headers of a request, every occurrence (`MHD_get_connection_values`).
-private final class FramingFields {
-    var contentLengths: [String] = []
-    var hasTransferEncoding = false
-}
-
-private let collectFraming: MHD_KeyValueIterator = { cls, _, key, value in
-    guard let cls, let key else { return mhdYes }
-    let fields = Unmanaged<FramingFields>.fromOpaque(cls).takeUnretainedValue()
-    let name = String(cString: key).lowercased()
-    if name == "content-length" {
-        fields.contentLengths.append(value.map { String(cString: $0).trimmingSpaces() } ?? "")
-    } else if name == "transfer-encoding" {
-        fields.hasTransferEncoding = true
-    }
-    return mhdYes
 }
 
 /// A cached read answered by `DaemonContext.preparedAnswers` without building the request
