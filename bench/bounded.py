@@ -338,19 +338,53 @@ http {{ access_log off; sendfile on; keepalive_requests 1000000; default_type ap
         subprocess.run(["rm", "-rf", self.root])
 
 
+class Floor:
+    """bench/floor.c, the least a libmicrohttpd 0.9.75 server can do for a cached read, serving
+    the same bytes with feed-server's daemon settings and two worker threads (feed-server's
+    default on two cores): the limit for `reads`, probed at the same moments as feed-server."""
+
+    def __init__(self, body, etag, generation):
+        self.root = tempfile.mkdtemp(prefix="bounded-floor-")
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.c")
+        binary, body_file = os.path.join(self.root, "floor"), os.path.join(self.root, "body")
+        subprocess.run(["cc", "-O2", "-o", binary, source, "-lmicrohttpd"], check=True)
+        with open(body_file, "wb") as f:
+            f.write(body)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.process = subprocess.Popen([binary, str(self.port), "2", body_file, etag, generation], stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                if request(self.port, "GET", "/feeds/read")[1] == body:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("the floor did not start")
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait(10)
+        subprocess.run(["rm", "-rf", self.root])
+
+
 def reads():
     """Read latency of a cached feed (2 keep-alive readers), idle and during a 48-photo publish,
-    with nginx serving the same bytes probed the same way at the same moments (2 readers)."""
+    with nginx and the libmicrohttpd floor serving the same bytes, each probed the same way at
+    the same moments (2 readers each)."""
     photos = photo_bytes()
     server = Server()
-    nginx = None
+    nginx = floor = None
     try:
         request(server.port, "PUT", "/feeds/read", json.dumps({"items": [{"title": f"item {i}"} for i in range(40)]}),
                 {"Content-Type": "application/json"})
-        nginx = Nginx(request(server.port, "GET", "/feeds/read")[1])
+        _, served, answer = request(server.port, "GET", "/feeds/read")
+        nginx = Nginx(served)
+        floor = Floor(served, answer.getheader("ETag"), answer.getheader("X-Feed-Generation"))
         idle_stop = multiprocessing.Event()
-        join_ours, join_nginx = probes(server.port, idle_stop, 2, 1000, "/feeds/read"), probes(nginx.port, idle_stop, 2, 1000, "/feeds/read")
-        idle, idle_nginx = join_ours(), join_nginx()
+        join_ours, join_nginx, join_floor = (probes(port, idle_stop, 2, 1000, "/feeds/read") for port in (server.port, nginx.port, floor.port))
+        idle, idle_nginx, idle_floor = join_ours(), join_nginx(), join_floor()
 
         content_type, chunks = multipart(photos)
         total = sum(len(c) for c in chunks)
@@ -363,27 +397,29 @@ def reads():
             outcome["answered"] = time.time()
             stop.set()
 
-        join_ours, join_nginx = probes(server.port, stop, 2, 100_000, "/feeds/read"), probes(nginx.port, stop, 2, 100_000, "/feeds/read")
+        join_ours, join_nginx, join_floor = (probes(port, stop, 2, 100_000, "/feeds/read") for port in (server.port, nginx.port, floor.port))
         time.sleep(0.2)
         publisher = threading.Thread(target=publish)
         publisher.start()
         publisher.join(600)
         stop.set()
-        busy_pairs, busy_nginx_pairs = join_ours(True), join_nginx(True)
-        busy, busy_nginx = [ms for _, ms in busy_pairs], [ms for _, ms in busy_nginx_pairs]
+        busy_pairs, busy_nginx_pairs, busy_floor_pairs = join_ours(True), join_nginx(True), join_floor(True)
+        busy, busy_nginx, busy_floor = ([ms for _, ms in pairs] for pairs in (busy_pairs, busy_nginx_pairs, busy_floor_pairs))
         status, seconds = outcome["result"][0], outcome["result"][1]
         idle_p99, busy_p99, worst = pct(idle, 99), pct(busy, 99), max(busy)
         during = f"during the 48-photo publish ({status}, {seconds:.2f} s, {total/1e6:.0f} MB)"
         print("| server | case | reads | p50 ms | p99 ms | max ms |")
         print("|---|---|---|---|---|---|")
-        for name, quiet, loaded in (("feed-server", idle, busy), ("nginx (same bytes, reference)", idle_nginx, busy_nginx)):
+        for name, quiet, loaded in (("feed-server", idle, busy), ("nginx (same bytes, reference)", idle_nginx, busy_nginx),
+                                    ("libmicrohttpd floor (same bytes, limit)", idle_floor, busy_floor)):
             print(f"| {name} | idle | {len(quiet)} | {pct(quiet, 50):.2f} | {pct(quiet, 99):.2f} | {max(quiet):.2f} |")
             print(f"| {name} | {during} | {len(loaded)} | {pct(loaded, 50):.2f} | {pct(loaded, 99):.2f} | {max(loaded):.2f} |")
         print()
         print(f"Worst read {worst:.2f} ms (target ≤ 20 ms: {'met' if worst <= 20 else 'missed'}); "
               f"p99 {busy_p99 / idle_p99:.2f}× idle p99 (target ≤ 2×: {'met' if busy_p99 <= 2 * idle_p99 else 'missed'}); "
               f"nginx in the same run: p99 {pct(busy_nginx, 99) / pct(idle_nginx, 99):.2f}× its idle p99, "
-              f"worst {max(busy_nginx):.2f} ms.")
+              f"worst {max(busy_nginx):.2f} ms; the floor: p99 {pct(busy_floor, 99) / pct(idle_floor, 99):.2f}× its idle p99, "
+              f"worst {max(busy_floor):.2f} ms.")
         # Where the tail is: reads that started while the body was being received, and those that
         # started while the images were prepared (upload done, answer not yet sent).
         started, sent, answered = outcome["started"], outcome.get("sent", outcome["started"]), outcome["answered"]
@@ -392,7 +428,7 @@ def reads():
         print()
         print("| server | phase | reads | p50 ms | p99 ms | p99 / idle p99 | max ms |")
         print("|---|---|---|---|---|---|---|")
-        for name, quiet, pairs in (("feed-server", idle, busy_pairs), ("nginx", idle_nginx, busy_nginx_pairs)):
+        for name, quiet, pairs in (("feed-server", idle, busy_pairs), ("nginx", idle_nginx, busy_nginx_pairs), ("floor", idle_floor, busy_floor_pairs)):
             for phase, low, high in (("upload", started, sent), ("preparation", sent, answered)):
                 values = [ms for start, ms in pairs if low <= start < high]
                 if values:
@@ -401,6 +437,8 @@ def reads():
     finally:
         if nginx:
             nginx.close()
+        if floor:
+            floor.close()
         server.close()
 
 

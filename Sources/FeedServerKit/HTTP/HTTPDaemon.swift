@@ -273,8 +273,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             return respond(connection, context, pending, method: method, url: url, answer)
         }
         // Without either framing field there is no body: a read is answered on its next call
-        // (the only common case, so it looks at no more).
-        if !framing.isPresent { return mhdYes }
+        // (the only common case, so it looks at no more). Other methods go on, so that an empty
+        // multipart or spooled body still reaches its handler as empty parts or an empty file.
+        if !framing.isPresent, isRead(method) { return mhdYes }
         if carriesBody, let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
             ?? reserveInflight(context, pending, declaredLength: length) {
             // A client waiting for `100 Continue` has sent no body yet: answering now makes
@@ -287,7 +288,6 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             pending.earlyAnswer = answer
             return mhdYes
         }
-        guard carriesBody else { return mhdYes }
         if isMultipart(connection) {
             pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts,
                                                    maxMemoryPartBytes: context.maxPayloadBytes, makeFolder: context.uploads.map { area in { try area.makeFolder() } })
@@ -570,6 +570,11 @@ private func mediaType(_ connection: OpaquePointer) -> String? {
     guard let value = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Type") else { return nil }
     let text = String(cString: value)
     return (text.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "").trimmingSpaces().lowercased()
+}
+
+/// Whether the method is `GET` or `HEAD` (whose handlers read no body).
+private func isRead(_ method: UnsafePointer<CChar>) -> Bool {
+    strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0
 }
 
 private func isMultipart(_ connection: OpaquePointer) -> Bool {
