@@ -10,11 +10,12 @@ struct RequestPipeline: Sendable {
 
     /// Judges a request that carries a body from its head alone, on the first handler call,
     /// before a body byte is accepted: route (400, 404, 405), token (401), media type (415) and
-    /// declared length (413). A refusal comes back with CORS headers and is counted.
+    /// declared length (413). A refusal comes back with CORS headers and is counted. A body sent
+    /// where the route takes none (a `GET`, a `DELETE`, any `OPTIONS`) is dropped as it arrives.
     func admitBody(_ head: HTTPRequest, declaredLength: Int?) -> BodyAdmission {
         var routeIndex = -1
         var refusal: Problem?
-        var limit: Int?
+        var admission = BodyAdmission.discard
         switch router.route(head) {
         case .problem(let route, let problem):
             routeIndex = route?.index ?? -1
@@ -25,11 +26,11 @@ struct RequestPipeline: Sendable {
             if refusal == nil, let policy = route.bodies[head.method] {
                 switch policy.judge(mediaType: head.mediaType, bytes: declaredLength) {
                 case .failure(let problem): refusal = problem
-                case .success(let most): limit = most
+                case .success(let most): admission = .accept(limit: most)
                 }
             }
         }
-        guard let refusal else { return .accept(limit: limit) }
+        guard let refusal else { return admission }
         var response = refusal.response
         cors?.decorate(&response)
         metrics.recordRequest(route: routeIndex, method: head.method, status: response.status, bytes: response.bodyByteCount)
@@ -99,4 +100,6 @@ enum BodyAdmission: Sendable {
     case accept(limit: Int?)
     /// Answer with this, without keeping the body.
     case refuse(HTTPResponse)
+    /// The route takes no body: read it and drop it (bounded as a drain), then answer as usual.
+    case discard
 }

@@ -213,6 +213,9 @@ final class PendingRequest: @unchecked Sendable {
     /// Whether the request carries a body: its watchdog phase moves from receiving to answering
     /// when the body has ended (a bodyless request is answering from its first call).
     var receivedBody = false
+    /// Set when the route takes no body here (`BodyAdmission.discard`): what arrives is read and
+    /// dropped within `BodyDrain`'s bounds, and the request is answered as if it had none.
+    var discardsBody = false
     /// The most body bytes this request may send (the route's limit, or the daemon's).
     var bodyLimit = Int.max
     /// The connection's watchdog entry (nil without deadlines).
@@ -277,7 +280,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         // multipart or spooled body still reaches its handler as empty parts or an empty file.
         if !framing.isPresent, isRead(method) { return mhdYes }
         if carriesBody, let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
-            ?? reserveInflight(context, pending, declaredLength: length) {
+            ?? (pending.discardsBody ? nil : reserveInflight(context, pending, declaredLength: length)) {
             // A client waiting for `100 Continue` has sent no body yet: answering now makes
             // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
             // So does a body too large to drain. Any other client is sending its body before it
@@ -288,6 +291,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             pending.earlyAnswer = answer
             return mhdYes
         }
+        if pending.discardsBody { return mhdYes }
         if isMultipart(connection) {
             pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts,
                                                    maxMemoryPartBytes: context.maxPayloadBytes, makeFolder: context.uploads.map { area in { try area.makeFolder() } })
@@ -307,7 +311,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             if case .receivingBody(let since, let bytes) = phase { phase = .receivingBody(sinceNanos: since, bytes: bytes.addingSaturating(size)) }
         }
     }
-    if size > 0, let answer = pending.earlyAnswer {
+    if size > 0, let answer = pending.earlyAnswer ?? (pending.discardsBody ? bodyNotTaken() : nil) {
+        // Dropped: a refused body, or one sent where none is taken (answered as usual at its end).
         uploadSize.pointee = 0
         pending.drainedBytes = pending.drainedBytes.addingSaturating(size)
         guard BodyDrain.allows(bytes: pending.drainedBytes, since: pending.startNanos) else {
@@ -447,6 +452,9 @@ private func refusalBeforeBody(_ connection: OpaquePointer, _ context: DaemonCon
         pending.bodyLimit = min(limit ?? context.maxBodyBytes, context.maxBodyBytes)
         if let length = declaredLength, length > pending.bodyLimit { return tooLarge(pending.bodyLimit) }
         return nil
+    case .discard:
+        pending.discardsBody = true
+        return nil
     }
 }
 
@@ -460,6 +468,12 @@ private func shuttingDown() -> HTTPResponse {
     Problem(status: 503, type: "shutting-down", title: "Shutting down",
             detail: "The server stopped before this request finished; it may or may not have taken effect. Retry once it is back.",
             headers: [("Retry-After", "1")]).response
+}
+
+/// For a body sent where none is taken that goes past what is read and dropped (`BodyDrain`).
+private func bodyNotTaken() -> HTTPResponse {
+    Problem(status: 413, type: "body-too-large", title: "Request body too large",
+            detail: "This request takes no body; at most \(BodyDrain.maxBytes) bytes of one are read and dropped, within \(BodyDrain.maxNanos / 1_000_000_000) s.").response
 }
 
 private func tooLarge(_ limit: Int) -> HTTPResponse {
@@ -501,8 +515,14 @@ private struct Framing {
     /// Whether either field is there at all (without them a request has no body).
     var isPresent: Bool { contentLength != nil || transferEncoding != nil }
 
-    /// The declared `Content-Length`, nil when absent or not a number.
-    var declaredLength: Int? { contentLength.flatMap { Int(String(cString: $0)) } }
+    /// The declared `Content-Length`, nil when absent or not a number. libmicrohttpd takes any
+    /// 64-bit length: one beyond `Int.max` reads as `Int.max`, more than every limit (read as
+    /// nil it once skipped every check made from the head).
+    var declaredLength: Int? {
+        guard let contentLength else { return nil }
+        let text = String(cString: contentLength).trimmingSpaces()
+        return Int(text) ?? UInt64(text).map { Int(clamping: $0) }
+    }
 
     /// The `501` for a transfer coding other than `chunked` alone (RFC 9112 §6.1): libmicrohttpd
     /// would wait for a body it cannot delimit, holding the connection until the client gives up.
@@ -527,15 +547,21 @@ private struct Framing {
 private func reserveInflight(_ context: DaemonContext, _ pending: PendingRequest, declaredLength total: Int?) -> HTTPResponse? {
     guard let total, total > pending.inflightBytes else { return nil }
     let more = total - pending.inflightBytes
+    guard more <= context.maxInflightBytes else { return inflightBusy(context) }  // could never fit (and the add below must not wrap)
     let after = context.inflightBytes.add(more, ordering: .relaxed).newValue
     guard after <= context.maxInflightBytes else {
         context.inflightBytes.subtract(more, ordering: .relaxed)
-        return Problem(status: 503, type: "busy", title: "Server busy",
-                       detail: "Other uploads in progress hold the server's limit of \(context.maxInflightBytes) body bytes in flight (--max-inflight-bytes); try again in a moment.",
-                       headers: [("Retry-After", "2")]).response
+        return inflightBusy(context)
     }
     pending.inflightBytes = total
     return nil
+}
+
+/// The 503 for a body that does not fit under `--max-inflight-bytes` now.
+private func inflightBusy(_ context: DaemonContext) -> HTTPResponse {
+    Problem(status: 503, type: "busy", title: "Server busy",
+            detail: "Other uploads in progress hold the server's limit of \(context.maxInflightBytes) body bytes in flight (--max-inflight-bytes); try again in a moment.",
+            headers: [("Retry-After", "2")]).response
 }
 
 /// How much of a rejected request's body is read and dropped so that its client, if it sends

@@ -98,6 +98,12 @@ final class MultipartCollector: @unchecked Sendable {
             }
             closeOpenFile()
             guard problem == nil else { return false }
+            // The payload is the one part kept in memory: a second one is refused as it starts,
+            // or each would hold up to --max-payload-bytes until the handler said no.
+            guard name != "payload" || !parts.contains(where: { $0.name == "payload" }) else {
+                problem = .badRequest("malformed-multipart", "Malformed multipart body", "More than one 'payload' part.")
+                return false
+            }
             parts.append(MultipartPart(name: name, filename: filename, contentType: contentType, bytes: []))
             if name != "payload", let makeFolder { startFile(makeFolder) }
             guard problem == nil else { return false }

@@ -20,18 +20,28 @@ struct FaultRoutes: Sendable {
             }
             return [Route(Self.template, methods: Dictionary(uniqueKeysWithValues: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"].map { ($0, off) }))]
         }
-        return [Route(Self.template, methods: ["POST": { inject($0, lab: lab) }])]
+        return [Route(Self.template, methods: ["POST": { inject($0, lab: lab) }], bodies: ["POST": orderBodies])]
     }
+
+    /// A fault order is a small JSON object: judged from the head, kept in memory.
+    private var orderBodies: BodyPolicy {
+        BodyPolicy(limits: ["application/json": 64 << 10],
+                   unsupported: { _ in Self.unsupportedMediaType },
+                   tooLarge: { bytes, limit in
+                       Problem(status: 413, type: "body-too-large", title: "Request body too large",
+                               detail: "A fault order has \(bytes) bytes; the limit is \(limit).")
+                   })
+    }
+
+    private static let unsupportedMediaType = Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
+                                                      detail: "Send the fault as application/json, for example {\"kind\":\"corrupt-feed\"}.")
 
     func inject(_ routed: RoutedRequest, lab: FaultLab) -> HTTPResponse {
         let group = routed.parameters[0]
         if let reason = SafeName.problem(with: group) {
             return PublishProblems.problem(for: .invalidGroupName(group, reason: reason)).response
         }
-        guard routed.request.mediaType == "application/json" else {
-            return Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-                           detail: "Send the fault as application/json, for example {\"kind\":\"corrupt-feed\"}.").response
-        }
+        guard routed.request.mediaType == "application/json" else { return Self.unsupportedMediaType.response }
         let order: FaultOrder
         switch FaultOrder.parse(routed.request.body, limits: store.configuration.payloadLimits) {
         case .failure(let problem): return problem.response
