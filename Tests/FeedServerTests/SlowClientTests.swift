@@ -36,6 +36,26 @@ import Glibc
         }
     }
 
+    /// The minimum rate holds for every window of the head deadline, not on average since the
+    /// body began: a burst followed by a trickle once kept its slot (and its share of
+    /// --max-inflight-bytes) for as long as the burst covered the average (hostile review).
+    @Test func aBurstThenATrickleIsCutWithinTwoWindows() throws {
+        try withTestServer(configure: { $0.headerTimeoutSeconds = 1; $0.minBodyBytesPerSecond = 10_000 }) { server, client in
+            let connection = try HTTPTestConnection(port: server.port)
+            try connection.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n[".utf8))
+            try connection.sendRaw(Array(String(repeating: "1,", count: 100_000).utf8))  // 200 KB: 200 s of the minimum on average
+            let started = Date()
+            var closed = false
+            while !closed, Date().timeIntervalSince(started) < 6 {
+                try? connection.sendRaw(Array("1,".utf8))
+                closed = connection.isClosedByPeer(within: 1)  // waits up to a second: a trickle
+            }
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(closed && elapsed < 3.5, "cut after \(elapsed) s")
+            #expect(try client.get("/feeds/g").status == 404, "nothing published")
+        }
+    }
+
     @Test func aPromptClientIsNeverCut() throws {
         try withTestServer(configure: { $0.headerTimeoutSeconds = 1 }) { server, _ in
             let connection = try HTTPTestConnection(port: server.port)

@@ -85,7 +85,7 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--header-timeout", environment: "FEED_SERVER_HEADER_TIMEOUT", placeholder: "S",
                help: "close a connection whose request head has not arrived S s after it opened or after its last answer; 0 turns this and --min-body-rate off (default 10)") { $0.headerTimeoutSeconds = try integer($1, "--header-timeout", 0...3600) },
         Option(flag: "--min-body-rate", environment: "FEED_SERVER_MIN_BODY_RATE", placeholder: "BYTES",
-               help: "after its first --header-timeout seconds, a request body must arrive at BYTES per second or more; 0 for no minimum (default 1024)") { $0.minBodyBytesPerSecond = try integer($1, "--min-body-rate", 0...(1 << 30)) },
+               help: "a request body must bring BYTES per second or more over every --header-timeout seconds of it; 0 for no minimum (default 1024)") { $0.minBodyBytesPerSecond = try integer($1, "--min-body-rate", 0...(1 << 30)) },
         Option(flag: "--max-connections-per-ip", environment: "FEED_SERVER_MAX_CONNECTIONS_PER_IP", placeholder: "N",
                help: "most connections from one IP address; 0 for no limit (default 0: every local client is 127.0.0.1)") { $0.maxConnectionsPerIP = try integer($1, "--max-connections-per-ip", 0...100_000) },
         Option(flag: "--max-waiters", environment: "FEED_SERVER_MAX_WAITERS", placeholder: "N",

@@ -14,7 +14,9 @@ import Darwin
 /// Each connection is tracked from accept (`MHD_OPTION_NOTIFY_CONNECTION`) to close. A watcher
 /// thread shuts down (`shutdown(2)`) the socket of a connection whose request head has not
 /// arrived within `headerTimeout` of the connection's start or of its previous answer, or whose
-/// body arrives slower than `minBodyBytesPerSecond` after the first `headerTimeout` of it;
+/// body brings fewer than `minBodyBytesPerSecond` over a window of `headerTimeout` (each window
+/// on its own, the first starting with the body: an average since the start let a burst followed
+/// by a trickle keep the slot, and its in-flight reservation, for hours);
 /// libmicrohttpd then sees the socket fail and closes the connection itself. Requests being
 /// answered (handlers, parked long-polls, event streams) are never cut.
 final class ConnectionWatchdog: Sendable {
@@ -22,8 +24,20 @@ final class ConnectionWatchdog: Sendable {
     enum Phase: Sendable {
         /// Waiting for a request head since this time (after accept, or after an answer).
         case awaitingHead(sinceNanos: Int64)
-        /// Receiving a body since this time, this many bytes so far.
-        case receivingBody(sinceNanos: Int64, bytes: Int)
+        /// Receiving a body: this many bytes so far, and where the current window of the rate
+        /// check began (time and byte count then; the first window starts with the body).
+        case receivingBody(bytes: Int, windowNanos: Int64, windowBytes: Int)
+
+        /// A body starting now.
+        static func receivingBody(since: Int64) -> Phase {
+            .receivingBody(bytes: 0, windowNanos: since, windowBytes: 0)
+        }
+
+        /// The same phase with `count` more body bytes received.
+        func adding(_ count: Int) -> Phase {
+            guard case .receivingBody(let bytes, let window, let windowBytes) = self else { return self }
+            return .receivingBody(bytes: bytes.addingSaturating(count), windowNanos: window, windowBytes: windowBytes)
+        }
         /// A handler, a parked request or a stream owns it: no deadline.
         case answering
     }
@@ -94,16 +108,20 @@ final class ConnectionWatchdog: Sendable {
     }
 
     private func isLate(_ connection: Connection, now: Int64) -> Bool {
-        switch connection.phase.withLock({ $0 }) {
-        case .answering:
-            return false
-        case .awaitingHead(let since):
-            return now - since > headerTimeoutNanos
-        case .receivingBody(let since, let bytes):
-            let elapsed = now - since
-            guard elapsed > headerTimeoutNanos, minBodyBytesPerSecond > 0 else { return false }
-            // Doubles: a byte count times 10^9 could overflow an Int64.
-            return Double(bytes) / (Double(elapsed) / 1e9) < Double(minBodyBytesPerSecond)
+        connection.phase.withLock { phase in
+            switch phase {
+            case .answering:
+                return false
+            case .awaitingHead(let since):
+                return now - since > headerTimeoutNanos
+            case .receivingBody(let bytes, let window, let windowBytes):
+                let elapsed = now - window
+                guard elapsed >= headerTimeoutNanos, minBodyBytesPerSecond > 0 else { return false }
+                // Doubles: a byte count times 10^9 could overflow an Int64.
+                guard Double(bytes - windowBytes) / (Double(elapsed) / 1e9) >= Double(minBodyBytesPerSecond) else { return true }
+                phase = .receivingBody(bytes: bytes, windowNanos: now, windowBytes: bytes)
+                return false
+            }
         }
     }
 }

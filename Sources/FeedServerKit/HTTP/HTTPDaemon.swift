@@ -265,7 +265,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let carriesBody = framing.carriesBody
         pending.receivedBody = carriesBody
         let now = pending.startNanos
-        pending.connection?.phase.withLock { $0 = carriesBody ? .receivingBody(sinceNanos: now, bytes: 0) : .answering }
+        pending.connection?.phase.withLock { $0 = carriesBody ? .receivingBody(since: now) : .answering }
         if context.closing.load(ordering: .acquiring) {
             // Shutting down: a new request is not started (it would hold the shutdown).
             return respond(connection, context, pending, method: method, url: url, notStarted())
@@ -308,7 +308,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let size = uploadSize.pointee
     if size > 0 {
         pending.connection?.phase.withLock { phase in
-            if case .receivingBody(let since, let bytes) = phase { phase = .receivingBody(sinceNanos: since, bytes: bytes.addingSaturating(size)) }
+            phase = phase.adding(size)
         }
     }
     if size > 0, let answer = pending.earlyAnswer ?? (pending.discardsBody ? bodyNotTaken() : nil) {
