@@ -107,7 +107,8 @@ final class ConnectionWatchdog: Sendable {
         }
     }
 
-    private func isLate(_ connection: Connection, now: Int64) -> Bool {
+    /// Whether `connection` has missed its deadline at `now` (moving its rate window on when not).
+    func isLate(_ connection: Connection, now: Int64) -> Bool {
         connection.phase.withLock { phase in
             switch phase {
             case .answering:
@@ -117,8 +118,11 @@ final class ConnectionWatchdog: Sendable {
             case .receivingBody(let bytes, let window, let windowBytes):
                 let elapsed = now - window
                 guard elapsed >= headerTimeoutNanos, minBodyBytesPerSecond > 0 else { return false }
-                // Doubles: a byte count times 10^9 could overflow an Int64.
-                guard Double(bytes - windowBytes) / (Double(elapsed) / 1e9) >= Double(minBodyBytesPerSecond) else { return true }
+                // Doubles: a byte count times 10^9 could overflow an Int64. One tick of slack: the
+                // window is judged at the first tick after it ends, and a body's first bytes come a
+                // moment after its head, so a client at exactly the rate is never short of it.
+                let owed = Double(minBodyBytesPerSecond) * Double(elapsed - Self.tickNanos) / 1e9
+                guard Double(bytes - windowBytes) >= owed else { return true }
                 phase = .receivingBody(bytes: bytes, windowNanos: now, windowBytes: bytes)
                 return false
             }

@@ -275,12 +275,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             // and close (an answer queued on the first call closes the connection).
             return respond(connection, context, pending, method: method, url: url, answer)
         }
-        // Without either framing field there is no body: a read is answered on its next call
-        // (the only common case, so it looks at no more). Other methods go on, so that an empty
-        // multipart or spooled body still reaches its handler as empty parts or an empty file.
-        if !framing.isPresent, isRead(method) { return mhdYes }
-        if carriesBody, let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
-            ?? (pending.discardsBody ? nil : reserveInflight(context, pending, declaredLength: length)) {
+        // No body (the common case: reads): answered on its next call. An empty multipart body
+        // gets its empty parts there, without a post processor (which refuses some boundaries
+        // a bodyless DELETE may well carry).
+        guard carriesBody else { return mhdYes }
+        if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
+            ?? (pending.discardsBody ? discardTooLarge(length) : reserveInflight(context, pending, declaredLength: length)) {
             // A client waiting for `100 Continue` has sent no body yet: answering now makes
             // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
             // So does a body too large to drain. Any other client is sending its body before it
@@ -372,6 +372,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     var parts: [MultipartPart]?
     var bodyFile: UploadedFile?
     let uploads = pending.multipart?.folder ?? pending.spool?.folder
+    if pending.bodyBytes == 0, pending.multipart == nil, !pending.discardsBody, isMultipart(connection) {
+        parts = []  // an empty multipart body: no parts
+    }
     if let spool = pending.spool {
         switch spool.finish() {
         case .failure(let problem): return respond(connection, context, pending, method: method, url: url, problem.response)
@@ -598,9 +601,11 @@ private func mediaType(_ connection: OpaquePointer) -> String? {
     return (text.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "").trimmingSpaces().lowercased()
 }
 
-/// Whether the method is `GET` or `HEAD` (whose handlers read no body).
-private func isRead(_ method: UnsafePointer<CChar>) -> Bool {
-    strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0
+/// The answer for a body the route does not take that is declared longer than what is read and
+/// dropped: given from the head (no `100 Continue`, nothing uploaded in vain).
+private func discardTooLarge(_ declaredLength: Int?) -> HTTPResponse? {
+    guard let declaredLength, declaredLength > BodyDrain.maxBytes else { return nil }
+    return bodyNotTaken()
 }
 
 private func isMultipart(_ connection: OpaquePointer) -> Bool {

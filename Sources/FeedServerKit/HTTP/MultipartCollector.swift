@@ -28,8 +28,10 @@ final class MultipartCollector: @unchecked Sendable {
     /// Set when the body is malformed or over a limit; the request then gets a 400/413.
     private(set) var problem: Problem?
     private let maxParts: Int
-    /// Largest part kept in memory (the payload), in bytes.
+    /// Most bytes kept in memory by all such parts together (the payload), in bytes.
     private let maxMemoryPartBytes: Int
+    /// Bytes kept in memory so far.
+    private var memoryBytes = 0
     /// Where asset parts are streamed; nil keeps every part in memory.
     private let makeFolder: (() throws -> UploadFolder)?
     /// The request's upload folder, made when the first asset part starts; it lives as long
@@ -98,12 +100,6 @@ final class MultipartCollector: @unchecked Sendable {
             }
             closeOpenFile()
             guard problem == nil else { return false }
-            // The payload is the one part kept in memory: a second one is refused as it starts,
-            // or each would hold up to --max-payload-bytes until the handler said no.
-            guard name != "payload" || !parts.contains(where: { $0.name == "payload" }) else {
-                problem = .badRequest("malformed-multipart", "Malformed multipart body", "More than one 'payload' part.")
-                return false
-            }
             parts.append(MultipartPart(name: name, filename: filename, contentType: contentType, bytes: []))
             if name != "payload", let makeFolder { startFile(makeFolder) }
             guard problem == nil else { return false }
@@ -132,10 +128,13 @@ final class MultipartCollector: @unchecked Sendable {
             }
             return true
         }
-        guard parts[parts.count - 1].bytes.count + piece.count <= maxMemoryPartBytes else {
-            problem = PublishProblems.payloadTooLarge("The payload part is larger than \(maxMemoryPartBytes) bytes (--max-payload-bytes).")
+        // Together, not each: repeated payload parts would otherwise each hold up to the limit
+        // until the handler refused the second.
+        guard memoryBytes + piece.count <= maxMemoryPartBytes else {
+            problem = PublishProblems.payloadTooLarge("The payload part is larger than \(maxMemoryPartBytes) bytes (--max-payload-bytes; parts kept in memory count together).")
             return false
         }
+        memoryBytes += piece.count
         parts[parts.count - 1].bytes.append(contentsOf: piece)
         return true
     }
