@@ -14,15 +14,21 @@ import Testing
         return (store, recorder, root, temporary)
     }
 
+    /// Publishes group `g` and returns its token, with the recorded `status` calls forgotten.
+    private func publishedToken(_ store: FeedStore, _ recorder: RecordingFileSystem) throws -> ChangeToken {
+        _ = try store.publish(group: "g", payloadJSON: Array("[1]".utf8))
+        let token = store.snapshot(group: "g").token
+        recorder.resetStatusCalls()
+        return token
+    }
+
     private func pointerChecks(_ recorder: RecordingFileSystem, _ root: String) -> Int {
         recorder.statusCalls.filter { $0 == root + "/g/current.json" }.count
     }
 
     @Test func aCheckedPointerIsTrustedUntilThisStoreWrites() throws {
         let (store, recorder, root, temporary) = store(probeIntervalNanos: 3_600_000_000_000)
-        _ = try store.publish(group: "g", payloadJSON: Array("[1]".utf8))
-        let token = store.snapshot(group: "g").token
-        recorder.resetStatusCalls()
+        let token = try publishedToken(store, recorder)
         for _ in 0..<100 { #expect(store.isCurrent(token)) }
         #expect(pointerChecks(recorder, root) == 0, "trusted: no lstat per check")
 
@@ -54,9 +60,7 @@ import Testing
 
     @Test func aZeroIntervalChecksEveryTime() throws {
         let (store, recorder, root, temporary) = store(probeIntervalNanos: 0)
-        _ = try store.publish(group: "g", payloadJSON: Array("[1]".utf8))
-        let token = store.snapshot(group: "g").token
-        recorder.resetStatusCalls()
+        let token = try publishedToken(store, recorder)
         for _ in 0..<5 { #expect(store.isCurrent(token)) }
         #expect(pointerChecks(recorder, root) == 5)
         withExtendedLifetime(temporary) {}

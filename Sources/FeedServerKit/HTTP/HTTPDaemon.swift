@@ -515,9 +515,6 @@ private struct Framing {
         transferEncoding = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding")
     }
 
-    /// Whether either field is there at all (without them a request has no body).
-    var isPresent: Bool { contentLength != nil || transferEncoding != nil }
-
     /// The declared `Content-Length`, nil when absent or not a number. libmicrohttpd takes any
     /// 64-bit length: one beyond `Int.max` reads as `Int.max`, more than every limit (read as
     /// nil it once skipped every check made from the head).
