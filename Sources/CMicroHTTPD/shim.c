@@ -66,14 +66,6 @@ int CMicroHTTPD_listen_fd(struct MHD_Daemon *daemon) {
     return info ? info->listen_fd : -1;
 }
 
-struct framing_fields {
-    const char *first_length;
-    int different_lengths;
-    int lengths;
-    int coding;
-    int folded;
-};
-
 // The length of `value` without trailing spaces and tabs.
 static size_t trimmed_length(const char *value) {
     size_t length = strlen(value);
@@ -81,31 +73,76 @@ static size_t trimmed_length(const char *value) {
     return length;
 }
 
-static enum MHD_Result collect_framing_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
-    (void)kind;
-    struct framing_fields *fields = cls;
-    static const char length_name[] = "content-length", coding_name[] = "transfer-encoding";
+// What one pass over the fields finds, beside the head handed back.
+struct head_scan {
+    CMicroHTTPD_RequestHead *head;
+    int lengths;
+    int coding;
+    int folded;
+    int different_lengths;
+};
+
+// Whether `key` starts with `name` (case-insensitively); sets `*longer` when more follows.
+static int names_field(const char *key, const char *name, size_t length, int *longer) {
+    if (strncasecmp(key, name, length) != 0) return 0;
+    *longer = key[length] != '\0';
+    return 1;
+}
+
+static void scan_length(struct head_scan *scan, const char *value) {
+    const char *given = value ? value : "";
+    CMicroHTTPD_RequestHead *head = scan->head;
+    if (scan->lengths++ == 0) {
+        head->content_length = given;
+    } else if (trimmed_length(given) != trimmed_length(head->content_length)
+               || strncmp(given, head->content_length, trimmed_length(given)) != 0) {
+        scan->different_lengths = 1;
+    }
+}
+
+static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    struct head_scan *scan = cls;
+    CMicroHTTPD_RequestHead *head = scan->head;
+    if (kind == MHD_GET_ARGUMENT_KIND) {
+        head->has_query = 1;
+        return MHD_YES;
+    }
     if (key == NULL) return MHD_YES;
-    if (strncasecmp(key, length_name, sizeof length_name - 1) == 0) {
-        if (key[sizeof length_name - 1] != '\0') { fields->folded = 1; return MHD_YES; }
-        const char *given = value ? value : "";
-        if (fields->lengths++ == 0) {
-            fields->first_length = given;
-        } else if (trimmed_length(given) != trimmed_length(fields->first_length)
-                   || strncmp(given, fields->first_length, trimmed_length(given)) != 0) {
-            fields->different_lengths = 1;
+    static const char length_name[] = "content-length", coding_name[] = "transfer-encoding";
+    static const char match_name[] = "if-none-match", id_name[] = "x-request-id";
+    int longer = 0;
+    // The first letter picks the one name a field can be, so most fields cost one comparison.
+    switch (key[0] | 0x20) {
+    case 'c':
+        if (names_field(key, length_name, sizeof length_name - 1, &longer)) {
+            if (longer) scan->folded = 1; else scan_length(scan, value);
         }
-    } else if (strncasecmp(key, coding_name, sizeof coding_name - 1) == 0) {
-        if (key[sizeof coding_name - 1] != '\0') fields->folded = 1; else fields->coding = 1;
+        break;
+    case 't':
+        if (names_field(key, coding_name, sizeof coding_name - 1, &longer)) {
+            if (longer) { scan->folded = 1; break; }
+            scan->coding = 1;
+            if (head->transfer_encoding == NULL) head->transfer_encoding = value ? value : "";
+        }
+        break;
+    case 'i':
+        if (head->if_none_match == NULL && strcasecmp(key, match_name) == 0) head->if_none_match = value ? value : "";
+        break;
+    case 'x':
+        if (head->request_id == NULL && strcasecmp(key, id_name) == 0) head->request_id = value ? value : "";
+        break;
+    default:
+        break;
     }
     return MHD_YES;
 }
 
-CMicroHTTPD_Framing CMicroHTTPD_framing_conflict(struct MHD_Connection *connection) {
-    struct framing_fields fields = {0};
-    MHD_get_connection_values(connection, MHD_HEADER_KIND, collect_framing_field, &fields);
-    if (fields.folded) return CMicroHTTPD_FRAMING_FOLDED;
-    if (fields.different_lengths) return CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS;
-    if (fields.lengths > 0 && fields.coding) return CMicroHTTPD_FRAMING_LENGTH_AND_CODING;
-    return CMicroHTTPD_FRAMING_CLEAR;
+void CMicroHTTPD_read_head(struct MHD_Connection *connection, CMicroHTTPD_RequestHead *head) {
+    memset(head, 0, sizeof *head);
+    struct head_scan scan = {.head = head};
+    MHD_get_connection_values(connection, MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND, scan_field, &scan);
+    if (scan.folded) head->framing = CMicroHTTPD_FRAMING_FOLDED;
+    else if (scan.different_lengths) head->framing = CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS;
+    else if (scan.lengths > 0 && scan.coding) head->framing = CMicroHTTPD_FRAMING_LENGTH_AND_CODING;
+    else head->framing = CMicroHTTPD_FRAMING_CLEAR;
 }

@@ -81,6 +81,57 @@ import Testing
         }
     }
 
+    /// The shortcut reads a request's fields in one pass (`CMicroHTTPD_read_head`): a repeated
+    /// field counts by its first value and names match in any case, as libmicrohttpd's own
+    /// lookup (the pipeline's) finds them, so both ways give the same status.
+    @Test func repeatedAndCaseFoldedFieldsAreReadAsThePipelineReadsThem() throws {
+        try withTestServer { server, client in
+            #expect(try client.put("/feeds/g", json: #"{"n":1}"#).status == 201)
+            let tag = try #require(try client.get("/feeds/g").header("ETag"))
+            // The first 304 is routed, which prepares it.
+            #expect(try client.get("/feeds/g", headers: [("If-None-Match", tag)]).status == 304)
+            let connection = try HTTPTestConnection(port: server.port)
+            let cases: [([(String, String)], Int)] = [
+                ([("If-None-Match", #""other""#), ("If-None-Match", tag)], 200),
+                ([("If-None-Match", tag), ("If-None-Match", #""other""#)], 304),
+                ([("if-none-match", tag)], 304),
+                ([("IF-NONE-MATCH", "*")], 304),
+            ]
+            for (headers, status) in cases {
+                let before = try shortcutCount(client)
+                #expect(try connection.request("GET", "/feeds/g", headers: headers).status == status, "\(headers)")
+                #expect(try shortcutCount(client) == before + 1, "answered before routing: \(headers)")
+                // The same fields with a request id go through the router: the same status.
+                let routed = try connection.request("GET", "/feeds/g", headers: headers + [("x-request-id", "r-1")])
+                #expect(routed.status == status && routed.header("X-Request-Id") == "r-1", "\(headers)")
+            }
+            // An id that is not echoed (too long) adds nothing per request: answered before routing.
+            let before = try shortcutCount(client)
+            let unechoed = try connection.request("GET", "/feeds/g", headers: [("X-Request-Id", String(repeating: "a", count: 65))])
+            #expect(unechoed.status == 200 && unechoed.header("X-Request-Id") == nil)
+            #expect(try shortcutCount(client) == before + 1)
+        }
+    }
+
+    /// A read answered before routing keeps no state between its handler calls: the count of
+    /// requests in progress goes back to zero, and the connection waits for its next head under
+    /// the head deadline again (a partial head is cut like on a fresh connection).
+    @Test func aConnectionAfterCachedReadsWaitsForItsNextHeadUnderTheDeadline() throws {
+        try withTestServer(configure: { $0.headerTimeoutSeconds = 1 }) { server, client in
+            #expect(try client.put("/feeds/g", json: #"{"n":1}"#).status == 201)
+            _ = try client.get("/feeds/g")
+            let before = try shortcutCount(client)
+            let connection = try HTTPTestConnection(port: server.port)
+            for _ in 0..<3 { #expect(try connection.request("GET", "/feeds/g").status == 200) }
+            #expect(try connection.request("HEAD", "/feeds/g").status == 200)
+            #expect(try shortcutCount(client) == before + 4)
+            // Zero once the last answer's completion has run (a moment after its bytes were sent).
+            try waitUntil(seconds: 2) { server.daemon.requestsInFlight == 0 }
+            try connection.sendRaw(Array("GET /feeds/g HTTP/1.1\r\n".utf8))
+            #expect(connection.isClosedByPeer(within: 3), "cut at the head deadline")
+        }
+    }
+
     /// With `--read-token` every read is judged by the pipeline: a read answered with the token
     /// never makes the cached answer reachable without it.
     @Test func aReadTokenServerNeverAnswersBeforeTheTokenCheck() throws {
@@ -179,7 +230,7 @@ import Testing
                                                        authorization: Authorization(writeToken: nil, readToken: nil)))
         var answer: PreparedAnswer? = "GET".withCString { method in
             "/feeds/g".withCString { path in
-                shortcut.answer(RequestHead(method: method, path: path, headers: RequestFields(given: [], kind: .HEADER_KIND), hasQuery: false))
+                shortcut.answer(RequestHead(method: method, path: path, ifNoneMatch: nil, hasQuery: false))
             }
         }
         #expect(answer?.status == 200 && answer?.handle == prepared?.existingHandle)

@@ -52,7 +52,7 @@ void *CMicroHTTPD_connection_context(struct MHD_Connection *connection);
 /// Exists because MHD_get_daemon_info is variadic.
 int CMicroHTTPD_listen_fd(struct MHD_Daemon *daemon);
 
-/// How a request's framing fields conflict (RFC 9112 §6.3), from CMicroHTTPD_framing_conflict.
+/// How a request's framing fields conflict (RFC 9112 §6.3), from CMicroHTTPD_read_head.
 typedef enum {
     CMicroHTTPD_FRAMING_CLEAR = 0,            ///< At most one length, or chunked alone.
     CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS = 1, ///< Content-Length given with different values.
@@ -60,12 +60,26 @@ typedef enum {
     CMicroHTTPD_FRAMING_FOLDED = 3,           ///< A framing field folded onto a second line.
 } CMicroHTTPD_Framing;
 
-/// Looks at every Content-Length and Transfer-Encoding field of a request for a conflict.
+/// What the request handler reads from a request head, found in one pass over its fields.
+/// Each value points into libmicrohttpd's parsed request (valid during the handler call).
+typedef struct {
+    CMicroHTTPD_Framing framing;      ///< How the framing fields conflict, if they do.
+    const char *content_length;      ///< The first Content-Length (NULL: none).
+    const char *transfer_encoding;   ///< The first Transfer-Encoding (NULL: none).
+    const char *if_none_match;       ///< The first If-None-Match (NULL: none).
+    const char *request_id;          ///< The first X-Request-Id (NULL: none).
+    int has_query;                   ///< Non-zero when the URL has at least one query argument.
+} CMicroHTTPD_RequestHead;
+
+/// Reads a request head's framing, conditional and request-id fields and whether it has a query,
+/// and looks at every Content-Length and Transfer-Encoding field for a conflict.
 ///
-/// Exists because it runs on every request: a C iterator over libmicrohttpd's parsed fields
-/// costs no allocation per field. It also spots a folded field, which 0.9.75 stores under a
+/// Exists because it runs on every request: one C iterator over libmicrohttpd's parsed fields
+/// (`MHD_get_connection_values`) costs no allocation and replaces a lookup per field, each of
+/// which walks the whole list again. It also spots a folded field, which 0.9.75 stores under a
 /// name run together with its continuation (`Transfer-Encodingchunked`, empty value) where a
-/// proxy that unfolds it reads `Transfer-Encoding: chunked`.
-CMicroHTTPD_Framing CMicroHTTPD_framing_conflict(struct MHD_Connection *connection);
+/// proxy that unfolds it reads `Transfer-Encoding: chunked`. A value is the first field of its
+/// name (case-insensitive), as `MHD_lookup_connection_value` finds it.
+void CMicroHTTPD_read_head(struct MHD_Connection *connection, CMicroHTTPD_RequestHead *head);
 
 #endif

@@ -1,4 +1,7 @@
 import FeedStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The cached reads answered straight from the access handler (`PreparedAnswers`): `GET` and
 /// `HEAD` of `/feeds/{group}` and of `/assets/...`, when their answer is already prepared.
@@ -43,7 +46,7 @@ final class CachedReadShortcut: Sendable {
         if let group = Self.plainSegment(after: Self.feedsPrefix, in: bytes) {
             return feedAnswer(group: group, head: head, method: method)
         }
-        if bytes.starts(with: Self.assetsPrefix) {
+        if Self.hasPrefix(bytes, Self.assetsPrefix) {
             return assetAnswer(path: head.path, head: head, method: method)
         }
         return nil
@@ -52,10 +55,9 @@ final class CachedReadShortcut: Sendable {
     private func feedAnswer(group: UnsafeBufferPointer<UInt8>, head: RequestHead, method: String) -> PreparedAnswer? {
         // The bytes are name characters already (`plainSegment`); the rest of a group name's rules
         // on the bytes, so no String is inspected twice.
-        guard group.count <= SafeName.maxLength, !group.elementsEqual(Self.dot), !group.elementsEqual(Self.dotDot),
-              !group.starts(with: Self.reservedPrefix) else { return nil }
+        guard group.count <= SafeName.maxLength, !Self.isDotOrDotDot(group), !Self.hasPrefix(group, Self.reservedPrefix) else { return nil }
         guard let entry = feeds.current(.init(group: String(decoding: group, as: UTF8.self), schemaVersion: nil)) else { return nil }
-        let notModified = Conditional.ifNoneMatch(in: head.headers, matches: entry.entityTag)
+        let notModified = Conditional.ifNoneMatch(cString: head.ifNoneMatch, matches: entry.entityTag)
         // The prepared handle and the figures straight from the entry: copying a whole
         // HTTPResponse here would retain and release its headers and body on every read.
         let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared
@@ -70,7 +72,7 @@ final class CachedReadShortcut: Sendable {
     private func assetAnswer(path: UnsafePointer<CChar>, head: RequestHead, method: String) -> PreparedAnswer? {
         // The asset cache is keyed by the raw path, and holds only paths that passed its checks.
         guard let entry = assets.currentEntry(path: String(cString: path)) else { return nil }
-        let notModified = Conditional.ifNoneMatch(in: head.headers, matches: entry.entityTag)
+        let notModified = Conditional.ifNoneMatch(cString: head.ifNoneMatch, matches: entry.entityTag)
         guard let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared, let handle = prepared.existingHandle else { return nil }
         let status = notModified ? 304 : 200, bytes = notModified ? 0 : entry.size
         metrics.recordRequest(route: assetRoute, method: method, status: status, bytes: bytes)
@@ -78,8 +80,6 @@ final class CachedReadShortcut: Sendable {
         return PreparedAnswer(owner: prepared, handle: handle, status: status, bodyBytes: bytes)
     }
 
-    private static let dot = Array(".".utf8)
-    private static let dotDot = Array("..".utf8)
     private static let reservedPrefix = Array(SafeName.reservedGroupPrefix.utf8)
     private static let feedsPrefix = Array("/feeds/".utf8)
     private static let assetsPrefix = Array("/assets/".utf8)
@@ -87,9 +87,26 @@ final class CachedReadShortcut: Sendable {
     /// The rest of `path` after `prefix` when it is one segment of name characters (nothing
     /// to decode, no further `/`); nil otherwise.
     private static func plainSegment(after prefix: [UInt8], in path: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
-        guard path.count > prefix.count, path.starts(with: prefix) else { return nil }
+        guard path.count > prefix.count, hasPrefix(path, prefix) else { return nil }
         let rest = UnsafeBufferPointer(rebasing: path[prefix.count...])
-        guard rest.allSatisfy(SafeName.isAllowed) else { return nil }
+        for byte in rest where !SafeName.isAllowed(byte) { return nil }
         return rest
+    }
+
+    /// Whether `bytes` starts with `prefix` (`memcmp`: the generic `starts(with:)` walks two
+    /// iterators, several times the cost on every read).
+    private static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: [UInt8]) -> Bool {
+        guard bytes.count >= prefix.count, let start = bytes.baseAddress else { return false }
+        return prefix.withUnsafeBufferPointer { wanted in wanted.baseAddress.map { memcmp(start, $0, prefix.count) == 0 } ?? true }
+    }
+
+    /// Whether `name` is `.` or `..`, which are never group names.
+    private static func isDotOrDotDot(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let dot = UInt8(ascii: ".")
+        switch name.count {
+        case 1: return name[0] == dot
+        case 2: return name[0] == dot && name[1] == dot
+        default: return false
+        }
     }
 }

@@ -254,57 +254,20 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     guard let cls, let connection, let url, let method, let uploadSize, let slot else { return mhdNo }
     let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
     guard let existing = slot.pointee else {
-        let pending = PendingRequest(preciseStart: context.log.isEnabled)
-        slot.pointee = Unmanaged.passRetained(pending).toOpaque()
-        context.inFlight.add(1, ordering: .relaxed)
-        let framing = Framing(connection)
-        let length = framing.declaredLength
-        pending.connection = CMicroHTTPD_connection_context(connection).map {
-            Unmanaged<ConnectionWatchdog.Connection>.fromOpaque($0).takeUnretainedValue()
-        }
-        let carriesBody = framing.carriesBody
-        pending.receivedBody = carriesBody
-        let now = pending.startNanos
-        pending.connection?.phase.withLock { $0 = carriesBody ? .receivingBody(since: now) : .answering }
-        if context.closing.load(ordering: .acquiring) {
-            // Shutting down: a new request is not started (it would hold the shutdown).
-            return respond(connection, context, pending, method: method, url: url, notStarted())
-        }
-        if let answer = ambiguousFraming(connection) ?? framing.unsupportedCoding {
-            // Where this body ends is not known, so it can be neither read nor drained: answer
-            // and close (an answer queued on the first call closes the connection).
-            return respond(connection, context, pending, method: method, url: url, answer)
-        }
-        // No body (the common case: reads): answered on its next call. An empty multipart body
-        // gets its empty parts there, without a post processor (which refuses some boundaries
-        // a bodyless DELETE may well carry).
-        guard carriesBody else { return mhdYes }
-        if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
-            ?? (pending.discardsBody ? discardTooLarge(length) : reserveInflight(context, pending, declaredLength: length)) {
-            // A client waiting for `100 Continue` has sent no body yet: answering now makes
-            // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
-            // So does a body too large to drain. Any other client is sending its body before it
-            // reads: read and drop it, then answer, or it would see a reset instead of the answer.
-            if expectsContinue(connection) || (length ?? 0) > BodyDrain.maxBytes {
-                return respond(connection, context, pending, method: method, url: url, answer)
-            }
-            pending.earlyAnswer = answer
-            return mhdYes
-        }
-        if pending.discardsBody { return mhdYes }
-        if isMultipart(connection) {
-            pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts,
-                                                   maxMemoryPartBytes: context.maxPayloadBytes, makeFolder: context.uploads.map { area in { try area.makeFolder() } })
-        } else if let area = context.uploads, let type = mediaType(connection), BodySpool.mediaTypes.contains(type) {
-            do {
-                pending.spool = try BodySpool(area: area)
-            } catch {
-                pending.earlyAnswer = BodySpool.storageProblem(error).response
-            }
-        }
-        return mhdYes
+        return firstCall(connection, context, slot, method: method, url: url)
     }
-    let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+    let pending: PendingRequest
+    if existing == bodylessRequestSlot {
+        if uploadSize.pointee == 0, let answer = preparedAnswer(connection, context, method: method, url: url, startNanos: nil) {
+            return answer
+        }
+        // Declined: the request goes the usual way, with its state made now.
+        pending = PendingRequest(preciseStart: false)
+        pending.connection = watchedConnection(connection)
+        slot.pointee = Unmanaged.passRetained(pending).toOpaque()
+    } else {
+        pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+    }
     let size = uploadSize.pointee
     if size > 0 {
         pending.connection?.phase.withLock { phase in
@@ -366,7 +329,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         request.headers = RequestFields(connection: connection, kind: .HEADER_KIND)
         return respond(connection, context, pending, method: method, url: url, context.handler(request))
     }
-    if pending.bodyBytes == 0, pending.multipart == nil, pending.spool == nil, let answer = preparedAnswer(connection, context, pending, method: method, url: url) {
+    if pending.bodyBytes == 0, pending.multipart == nil, pending.spool == nil,
+       let answer = preparedAnswer(connection, context, method: method, url: url, startNanos: pending.startNanos) {
         return answer
     }
     var parts: [MultipartPart]?
@@ -416,9 +380,92 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     return respond(connection, context, pending, method: method, url: url, response)
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, slot, _ in
+/// The handler's first call for a request: its head has arrived. A bodyless request keeps no
+/// state (`bodylessRequestSlot`) unless the access log needs its start time; any other gets its
+/// `PendingRequest`, and its body is judged from the head: refused, dropped, or read into a
+/// buffer, a file or multipart parts.
+private func firstCall(_ connection: OpaquePointer, _ context: DaemonContext, _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                       method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) -> MHD_Result {
+    context.inFlight.add(1, ordering: .relaxed)
+    var head = CMicroHTTPD_RequestHead()
+    CMicroHTTPD_read_head(connection, &head)
+    let framing = Framing(head)
+    let length = framing.declaredLength
+    let carriesBody = framing.carriesBody
+    if !carriesBody, framing.isPlain, !context.log.isEnabled, !context.closing.load(ordering: .acquiring) {
+        // The common case, a read: nothing to keep until its answer on the next call.
+        watchedConnection(connection)?.phase.withLock { $0 = .answering }
+        slot.pointee = bodylessRequestSlot
+        return mhdYes
+    }
+    let pending = PendingRequest(preciseStart: context.log.isEnabled)
+    slot.pointee = Unmanaged.passRetained(pending).toOpaque()
+    pending.connection = watchedConnection(connection)
+    pending.receivedBody = carriesBody
+    let now = pending.startNanos
+    pending.connection?.phase.withLock { $0 = carriesBody ? .receivingBody(since: now) : .answering }
+    if context.closing.load(ordering: .acquiring) {
+        // Shutting down: a new request is not started (it would hold the shutdown).
+        return respond(connection, context, pending, method: method, url: url, notStarted())
+    }
+    if let answer = ambiguousFraming(framing.conflict) ?? framing.unsupportedCoding {
+        // Where this body ends is not known, so it can be neither read nor drained: answer
+        // and close (an answer queued on the first call closes the connection).
+        return respond(connection, context, pending, method: method, url: url, answer)
+    }
+    // No body (the common case: reads): answered on its next call. An empty multipart body
+    // gets its empty parts there, without a post processor (which refuses some boundaries
+    // a bodyless DELETE may well carry).
+    guard carriesBody else { return mhdYes }
+    if let answer = refusalBeforeBody(connection, context, pending, method: method, url: url, declaredLength: length)
+        ?? (pending.discardsBody ? discardTooLarge(length) : reserveInflight(context, pending, declaredLength: length)) {
+        // A client waiting for `100 Continue` has sent no body yet: answering now makes
+        // libmicrohttpd skip the `100` and close afterwards, so nothing is uploaded in vain.
+        // So does a body too large to drain. Any other client is sending its body before it
+        // reads: read and drop it, then answer, or it would see a reset instead of the answer.
+        if expectsContinue(connection) || (length ?? 0) > BodyDrain.maxBytes {
+            return respond(connection, context, pending, method: method, url: url, answer)
+        }
+        pending.earlyAnswer = answer
+        return mhdYes
+    }
+    if pending.discardsBody { return mhdYes }
+    if isMultipart(connection) {
+        pending.multipart = MultipartCollector(connection: connection, maxParts: context.maxParts,
+                                               maxMemoryPartBytes: context.maxPayloadBytes, makeFolder: context.uploads.map { area in { try area.makeFolder() } })
+    } else if let area = context.uploads, let type = mediaType(connection), BodySpool.mediaTypes.contains(type) {
+        do {
+            pending.spool = try BodySpool(area: area)
+        } catch {
+            pending.earlyAnswer = BodySpool.storageProblem(error).response
+        }
+    }
+    return mhdYes
+}
+
+/// The per-request slot of a bodyless request between its two handler calls: a marker, not an
+/// object (a read costs no allocation); it becomes a `PendingRequest` if the read is not answered
+/// from a prepared response. libmicrohttpd never dereferences the slot.
+private var bodylessRequestSlot: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
+
+/// The watchdog's entry for `connection` (nil without deadlines).
+private func watchedConnection(_ connection: OpaquePointer) -> ConnectionWatchdog.Connection? {
+    CMicroHTTPD_connection_context(connection).map { Unmanaged<ConnectionWatchdog.Connection>.fromOpaque($0).takeUnretainedValue() }
+}
+
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, slot, _ in
     guard let cls, let slot, let existing = slot.pointee else { return }
     let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    if existing == bodylessRequestSlot {
+        // A keep-alive connection now waits for its next request head (a deadline in seconds).
+        if let connection {
+            let now = MonotonicClock.coarseNanos()
+            watchedConnection(connection)?.phase.withLock { $0 = .awaitingHead(sinceNanos: now) }
+        }
+        slot.pointee = nil
+        context.inFlight.subtract(1, ordering: .relaxed)
+        return
+    }
     // A client that went away while parked ends here without another handler call.
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
     let finished = pending.takeUnretainedValue()
@@ -505,15 +552,21 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection
     }
 }
 
-/// A request's framing fields, each looked up once (`MHD_lookup_connection_value`).
+/// A request's framing fields, as `CMicroHTTPD_read_head` found them.
 private struct Framing {
     let contentLength: UnsafePointer<CChar>?
     let transferEncoding: UnsafePointer<CChar>?
+    /// Whether the framing fields conflict (`CMicroHTTPD_FRAMING_CLEAR`: they do not).
+    let conflict: CMicroHTTPD_Framing
 
-    init(_ connection: OpaquePointer) {
-        contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
-        transferEncoding = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding")
+    init(_ head: CMicroHTTPD_RequestHead) {
+        contentLength = head.content_length
+        transferEncoding = head.transfer_encoding
+        conflict = head.framing
     }
+
+    /// No conflict and no `Transfer-Encoding`: nothing about the framing needs an answer of its own.
+    var isPlain: Bool { conflict == CMicroHTTPD_FRAMING_CLEAR && transferEncoding == nil }
 
     /// The declared `Content-Length`, nil when absent or not a number. libmicrohttpd takes any
     /// 64-bit length: one beyond `Int.max` reads as `Int.max`, more than every limit (read as
@@ -616,9 +669,9 @@ private func isMultipart(_ connection: OpaquePointer) -> Bool {
 /// field; a proxy in front may do otherwise: the bytes after the body would be read as a
 /// different request by each (request smuggling). Refused with a 400 that closes. Looked at on
 /// every request, since a folded `Transfer-Encoding` alone hides a body from libmicrohttpd.
-private func ambiguousFraming(_ connection: OpaquePointer) -> HTTPResponse? {
+private func ambiguousFraming(_ conflict: CMicroHTTPD_Framing) -> HTTPResponse? {
     let problem: String
-    switch CMicroHTTPD_framing_conflict(connection) {
+    switch conflict {
     case CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS: problem = "Content-Length is given more than once with different values"
     case CMicroHTTPD_FRAMING_LENGTH_AND_CODING: problem = "Content-Length and Transfer-Encoding are both given"
     case CMicroHTTPD_FRAMING_FOLDED: problem = "Content-Length or Transfer-Encoding is folded onto a second line (obsolete line folding)"
@@ -631,18 +684,21 @@ private func ambiguousFraming(_ connection: OpaquePointer) -> HTTPResponse? {
 
 /// A cached read answered by `DaemonContext.preparedAnswers` without building the request
 /// model (nil: it declined, or the answer needs a header of its own for this request).
-private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
-                            method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) -> MHD_Result? {
-    guard let answers = context.preparedAnswers, !context.closing.load(ordering: .acquiring),
-          pending.clientRequestID(connection) == nil else { return nil }
-    let head = RequestHead(method: method, path: url, headers: RequestFields(connection: connection, kind: .HEADER_KIND),
-                           hasQuery: MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, nil, nil) > 0)
+/// `startNanos`: when the request began, for the access log (nil when the log is off).
+private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContext,
+                            method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, startNanos: Int64?) -> MHD_Result? {
+    guard let answers = context.preparedAnswers, !context.closing.load(ordering: .acquiring) else { return nil }
+    var fields = CMicroHTTPD_RequestHead()
+    CMicroHTTPD_read_head(connection, &fields)
+    // A client's X-Request-Id is echoed in the answer: built per request, by the pipeline.
+    guard RequestID.sane(fields.request_id) == nil else { return nil }
+    let head = RequestHead(method: method, path: url, ifNoneMatch: fields.if_none_match, hasQuery: fields.has_query != 0)
     guard let answer = answers(head) else { return nil }
     // libmicrohttpd takes its own reference while queueing; until then the owner keeps it alive.
     let queued = withExtendedLifetime(answer.owner) { MHD_queue_response(connection, UInt32(answer.status), answer.handle) }
-    if context.log.isEnabled {
+    if context.log.isEnabled, let startNanos {
         context.log.record(method: method, path: url, status: answer.status, bytes: answer.bodyBytes,
-                           elapsedNanos: MonotonicClock.nanos() - pending.startNanos, clientRequestID: nil)
+                           elapsedNanos: MonotonicClock.nanos() - startNanos, clientRequestID: nil)
     }
     return queued
 }

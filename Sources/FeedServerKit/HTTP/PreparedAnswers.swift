@@ -12,8 +12,8 @@ struct RequestHead {
     let method: UnsafePointer<CChar>
     /// The path as sent, still percent-encoded, without the query.
     let path: UnsafePointer<CChar>
-    /// The header fields (live: valid during the handler call only).
-    let headers: RequestFields
+    /// The first `If-None-Match` as sent (nil: none), in place: valid during the handler call only.
+    let ifNoneMatch: UnsafePointer<CChar>?
     /// Whether the request has a query string with at least one parameter.
     let hasQuery: Bool
 

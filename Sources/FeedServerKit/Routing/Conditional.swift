@@ -21,6 +21,14 @@ enum Conditional {
         headers.withBytes(of: "If-None-Match") { bytes in bytes.map { ifNoneMatch(bytes: $0, matches: entityTag) } ?? false }
     }
 
+    /// The same for a value read in place as a C string (nil: no `If-None-Match`).
+    static func ifNoneMatch(cString value: UnsafePointer<CChar>?, matches entityTag: String) -> Bool {
+        guard let value else { return false }
+        return value.withMemoryRebound(to: UInt8.self, capacity: 1) { start in
+            ifNoneMatch(bytes: UnsafeBufferPointer(start: start, count: strlen(value)), matches: entityTag)
+        }
+    }
+
     /// The same over the value's bytes.
     static func ifNoneMatch(bytes: UnsafeBufferPointer<UInt8>, matches entityTag: String) -> Bool {
         var wanted = entityTag
