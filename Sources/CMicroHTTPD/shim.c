@@ -3,6 +3,7 @@
 #include <strings.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 // Keeps the URL as received: decoding happens once, per segment, in Swift.
 static size_t keep_url_encoded(void *cls, struct MHD_Connection *connection, char *url) {
@@ -54,6 +55,12 @@ uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon) {
 int CMicroHTTPD_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info ? info->connect_fd : -1;
+}
+
+int CMicroHTTPD_set_cork(struct MHD_Connection *connection, int on) {
+    int fd = CMicroHTTPD_connection_fd(connection);
+    int value = on ? 1 : 0;
+    return fd >= 0 && setsockopt(fd, IPPROTO_TCP, TCP_CORK, &value, sizeof value) == 0;
 }
 
 void *CMicroHTTPD_connection_context(struct MHD_Connection *connection) {

@@ -1,3 +1,5 @@
+@testable import FeedServerKit
+import FeedImaging
 import Foundation
 import Testing
 
@@ -47,6 +49,80 @@ import Testing
             let found = try #require(events.firstIndex(of: step, after: position), "\(step) missing or out of order in:\n\(events.lines.joined(separator: "\n"))")
             position = found
         }
+    }
+}
+
+/// An asset's header leaves with the file's first bytes: libmicrohttpd 0.9.75 pushes a file
+/// response's header on its own, so the server corks the socket before the answer is queued and
+/// uncorks it once the last byte is handed to the kernel, on every asset `GET` (routed or answered
+/// before routing); a `HEAD` and a feed read (header and body in one `sendmsg`) are not corked.
+@Suite struct CorkTraceTests {
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+    func anAssetGetIsCorkedFromItsHeaderToItsLastByte() throws {
+        let scratch = ScratchDirectory("cork")
+        let trace = scratch.path + "/trace.txt"
+        let root = scratch.path + "/data"
+        let sanitizerOptions = (ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
+        let traced = try ChildServer(executable: "/usr/bin/strace", arguments: [
+            "-f", "-qq", "-o", trace, "-e", "trace=setsockopt,sendto,sendmsg,sendfile",
+            Executable.path, "--port", "0", "--root", root, "--access-log", "off",
+        ], environment: ["ASAN_OPTIONS": sanitizerOptions])
+        let port = try traced.waitForPort()
+        let server = try #require(processID(commandLineContaining: root, excluding: traced.process.processIdentifier))
+        defer { kill(server, SIGKILL) }
+        // A small asset (one sendfile) and one over libmicrohttpd's 128 KiB sendfile chunk.
+        let small = try publishAsset(port: port, group: "small", try TestImages.png(width: 40, height: 30))
+        let large = try publishAsset(port: port, group: "large", try TestImages.png(width: 300, height: 200))
+        let connection = try HTTPTestConnection(port: port)
+        let first = try connection.request("GET", small.url)  // routed: builds and caches the answer
+        let second = try connection.request("GET", small.url)  // answered before routing
+        #expect(first.status == 200 && second.status == 200 && first.body == second.body && first.body.count == small.size)
+        #expect(try connection.request("HEAD", small.url).status == 200)
+        #expect(try connection.request("GET", "/feeds/small").status == 200)
+        for _ in 0..<2 { #expect(try connection.request("GET", large.url).body.count == large.size) }
+        #expect(try connection.request("GET", "/feeds/large").status == 200)
+        kill(server, SIGTERM)
+        #expect(traced.waitForExit() != nil)
+
+        let events = try sendEvents(in: trace)
+        // The reads of the small asset: exactly this (the publishes' answers come before).
+        let smallReads = ["cork", "header", "sendfile", "uncork", "cork", "header", "sendfile", "uncork", "header", "header"]
+        let start = try #require(events.indices.first { Array(events[$0...].prefix(smallReads.count)) == smallReads }, "\(events)")
+        // The large one: libmicrohttpd corks and pushes on its own between its sendfile calls; what
+        // matters is that nothing stays corked after an answer: each answer's last sendfile is
+        // followed by an uncork before anything else is sent.
+        let later = Array(events[(start + smallReads.count)...])
+        #expect(later.filter { $0 == "sendfile" }.count == 2, "\(later)")
+        for index in later.indices where later[index] == "sendfile" {
+            let next = later[(index + 1)...].first { $0 != "cork" }
+            #expect(next == "uncork", "\(later)")
+        }
+    }
+
+    private func publishAsset(port: UInt16, group: String, _ png: [UInt8]) throws -> (url: String, size: Int) {
+        var body = MultipartBody()
+        body.field("payload", #"{"quotes":[{"id":"q1","image":"q1.png"}]}"#, contentType: "application/json")
+        body.file("asset0", filename: "q1.png", png)
+        let published = try HTTPTestClient(port: port).putMultipart("/feeds/\(group)?images=raw", body)
+        let asset = try #require((published.json["assets"] as? [[String: Any]])?.first)
+        return (try #require(asset["url"] as? String), try #require(asset["bytes"] as? Int))
+    }
+
+    /// The trace's socket writes in order: `cork`/`uncork` (`TCP_CORK`), `header` (a write that
+    /// starts a response), `sendfile` (consecutive calls as one).
+    private func sendEvents(in path: String) throws -> [String] {
+        var events: [String] = []
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+            let event: String
+            if line.contains("TCP_CORK, [1]") { event = "cork" }
+            else if line.contains("TCP_CORK, [0]") { event = "uncork" }
+            else if line.contains("sendfile(") { event = "sendfile" }
+            else if (line.contains("sendto(") || line.contains("sendmsg(")) && line.contains("HTTP/1.1 ") { event = "header" }
+            else { continue }
+            if event == "sendfile", events.last == "sendfile" { continue }
+            events.append(event)
+        }
+        return events
     }
 }
 

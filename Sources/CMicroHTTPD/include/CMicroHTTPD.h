@@ -42,6 +42,19 @@ uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon);
 /// Exists because MHD_get_connection_info is variadic.
 int CMicroHTTPD_connection_fd(struct MHD_Connection *connection);
 
+/// Corks (`on` non-zero) or uncorks a connection's socket (`TCP_CORK`); non-zero on success.
+///
+/// Exists because libmicrohttpd 0.9.75 sends a file response's header on its own, pushed, before
+/// the first `sendfile` ("the client may react on the header alone"): the client then takes a
+/// segment and a wake-up for ~300 bytes on every asset. Corked from the queueing of such a
+/// response to its completion (which libmicrohttpd reports once the last byte is handed to the
+/// kernel), the header leaves with the file's first bytes, as nginx's `tcp_nopush` sends it; the
+/// uncork pushes the rest at once. libmicrohttpd keeps its own idea of the cork for files sent in
+/// several `sendfile` calls (over 128 KiB) and may lift ours to push the header: that header then
+/// goes alone, as without this. Nothing can stay corked: every answer ends with the uncork (a
+/// closing socket sends what it holds).
+int CMicroHTTPD_set_cork(struct MHD_Connection *connection, int on);
+
 /// The per-connection slot set by the notify-connection callback (`socket_context`).
 ///
 /// Exists because MHD_get_connection_info is variadic.

@@ -77,7 +77,7 @@ final class CachedReadShortcut: Sendable {
         let status = notModified ? 304 : 200, bytes = notModified ? 0 : entry.size
         metrics.recordRequest(route: assetRoute, method: method, status: status, bytes: bytes)
         metrics.recordPreparedAnswer()
-        return PreparedAnswer(owner: prepared, handle: handle, status: status, bodyBytes: bytes)
+        return PreparedAnswer(owner: prepared, handle: handle, status: status, bodyBytes: bytes, sendsFile: !notModified && method == "GET")
     }
 
     private static let reservedPrefix = Array(SafeName.reservedGroupPrefix.utf8)

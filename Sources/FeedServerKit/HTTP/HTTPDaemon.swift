@@ -235,6 +235,8 @@ final class PendingRequest: @unchecked Sendable {
     var suspension: Suspension?
     /// Set while the request's answer is computed on the work pool.
     var deferred: DeferredResponse?
+    /// Set when the socket was corked for this request's answer (a file): uncorked on completion.
+    var corked = false
     private var clientID: String??
     /// The request as first handled, kept while it is parked.
     var request: HTTPRequest?
@@ -259,7 +261,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let pending: PendingRequest
     if existing == bodylessRequestSlot {
         if uploadSize.pointee == 0, let answer = preparedAnswer(connection, context, method: method, url: url, startNanos: nil) {
-            return answer
+            if answer.corked { slot.pointee = corkedBodylessRequestSlot }
+            return answer.queued
         }
         // Declined: the request goes the usual way, with its state made now.
         pending = PendingRequest(preciseStart: false)
@@ -331,7 +334,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     }
     if pending.bodyBytes == 0, pending.multipart == nil, pending.spool == nil,
        let answer = preparedAnswer(connection, context, method: method, url: url, startNanos: pending.startNanos) {
-        return answer
+        pending.corked = answer.corked
+        return answer.queued
     }
     var parts: [MultipartPart]?
     var bodyFile: UploadedFile?
@@ -448,6 +452,9 @@ private func firstCall(_ connection: OpaquePointer, _ context: DaemonContext, _ 
 /// from a prepared response. libmicrohttpd never dereferences the slot.
 private var bodylessRequestSlot: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
 
+/// The same after its answer corked the socket (`CMicroHTTPD_set_cork`): uncorked on completion.
+private var corkedBodylessRequestSlot: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 2)! }
+
 /// The watchdog's entry for `connection` (nil without deadlines).
 private func watchedConnection(_ connection: OpaquePointer) -> ConnectionWatchdog.Connection? {
     CMicroHTTPD_connection_context(connection).map { Unmanaged<ConnectionWatchdog.Connection>.fromOpaque($0).takeUnretainedValue() }
@@ -456,9 +463,10 @@ private func watchedConnection(_ connection: OpaquePointer) -> ConnectionWatchdo
 private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, slot, _ in
     guard let cls, let slot, let existing = slot.pointee else { return }
     let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
-    if existing == bodylessRequestSlot {
+    if existing == bodylessRequestSlot || existing == corkedBodylessRequestSlot {
         // A keep-alive connection now waits for its next request head (a deadline in seconds).
         if let connection {
+            if existing == corkedBodylessRequestSlot { _ = CMicroHTTPD_set_cork(connection, 0) }
             let now = MonotonicClock.coarseNanos()
             watchedConnection(connection)?.phase.withLock { $0 = .awaitingHead(sinceNanos: now) }
         }
@@ -469,6 +477,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, 
     // A client that went away while parked ends here without another handler call.
     let pending = Unmanaged<PendingRequest>.fromOpaque(existing)
     let finished = pending.takeUnretainedValue()
+    if finished.corked, let connection { _ = CMicroHTTPD_set_cork(connection, 0) }
     context.inflightBytes.subtract(finished.inflightBytes, ordering: .relaxed)
     // A keep-alive connection now waits for its next request head (a deadline in seconds).
     let now = MonotonicClock.coarseNanos()
@@ -686,7 +695,7 @@ private func ambiguousFraming(_ conflict: CMicroHTTPD_Framing) -> HTTPResponse? 
 /// model (nil: it declined, or the answer needs a header of its own for this request).
 /// `startNanos`: when the request began, for the access log (nil when the log is off).
 private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContext,
-                            method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, startNanos: Int64?) -> MHD_Result? {
+                            method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, startNanos: Int64?) -> (queued: MHD_Result, corked: Bool)? {
     guard let answers = context.preparedAnswers, !context.closing.load(ordering: .acquiring) else { return nil }
     var fields = CMicroHTTPD_RequestHead()
     CMicroHTTPD_read_head(connection, &fields)
@@ -694,19 +703,24 @@ private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContex
     guard RequestID.sane(fields.request_id) == nil else { return nil }
     let head = RequestHead(method: method, path: url, ifNoneMatch: fields.if_none_match, hasQuery: fields.has_query != 0)
     guard let answer = answers(head) else { return nil }
+    let corked = answer.sendsFile && CMicroHTTPD_set_cork(connection, 1) != 0
     // libmicrohttpd takes its own reference while queueing; until then the owner keeps it alive.
     let queued = withExtendedLifetime(answer.owner) { MHD_queue_response(connection, UInt32(answer.status), answer.handle) }
     if context.log.isEnabled, let startNanos {
         context.log.record(method: method, path: url, status: answer.status, bytes: answer.bodyBytes,
                            elapsedNanos: MonotonicClock.nanos() - startNanos, clientRequestID: nil)
     }
-    return queued
+    return (queued, corked)
 }
 
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                      method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, _ response: HTTPResponse) -> MHD_Result {
     let clientID = pending.clientRequestID(connection)
     if case .stream(let stream) = response.body { stream.attach(connection) }
+    if response.sendsFile, strcmp(method, "HEAD") != 0 {
+        // The header leaves with the file's first bytes (`CMicroHTTPD_set_cork`); uncorked on completion.
+        pending.corked = CMicroHTTPD_set_cork(connection, 1) != 0
+    }
     let queued: MHD_Result
     let closing = context.closing.load(ordering: .acquiring)
     if clientID == nil, !closing, let prepared = response.prepared?.handle(for: response, statesLength: context.notModifiedStatesLength) {

@@ -78,6 +78,14 @@ struct HTTPResponse: Sendable {
         body = .file(file)
     }
 
+    /// Whether the body is a file libmicrohttpd sends from its descriptor.
+    var sendsFile: Bool {
+        switch body {
+        case .file, .sharedFile: return true
+        default: return false
+        }
+    }
+
     /// Body size for the access log and metrics.
     var bodyByteCount: Int {
         switch body {

@@ -42,6 +42,9 @@ struct PreparedAnswer {
     let status: Int
     /// Body bytes it sends to a `GET`, for metrics and the access log.
     let bodyBytes: Int
+    /// Whether it sends a file's bytes (an asset to a `GET`): the daemon corks the socket until
+    /// the answer is complete, so the header leaves with the file's first bytes.
+    var sendsFile = false
 }
 
 /// Answers some bodyless requests from prepared responses straight from the access handler,
