@@ -2,7 +2,8 @@
 # Cached reads side by side: GET /feeds/{group} (~4 KB payload) and its 304 on feed-server, on
 # the libmicrohttpd floor (bench/floor.c: the same bytes and headers from two prepared responses,
 # same daemon flags and pool) and on nginx (the same bytes as a static file, etag on); and one
-# asset GET (a ~100 KB JPEG sent from its generation folder) on feed-server and on nginx serving
+# asset GET (a ~60 KB JPEG sent from its generation folder) on feed-server, on the floor
+# (libmicrohttpd's own file path: the header pushed alone, then sendfile) and on nginx serving
 # that very file. Access logs off, keep-alive on, each case's servers measured one after the
 # other within a round. Checks that all three serve identical bodies; prints a Markdown table
 # with each ratio for docs/benchmarks.md. Beside req/s it prints each server's CPU time per
@@ -74,7 +75,7 @@ etag=$(awk -F': ' 'tolower($1)=="etag"{print $2}' <<<"$headers")
 generation=$(awk -F': ' 'tolower($1)=="x-feed-generation"{print $2}' <<<"$headers")
 asset_etag=$(curl -sfI "http://127.0.0.1:$OURS$asset_url" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
 
-$SERVER_PIN "$work/floor" $FLOOR "$WORKERS" "$work/www/feeds/bench" "$etag" "$generation" &
+$SERVER_PIN "$work/floor" $FLOOR "$WORKERS" "$work/www/feeds/bench" "$etag" "$generation" "$work/photo.jpg" "$asset_etag" &
 floor_pid=$!
 
 cat >"$work/nginx.conf" <<CONF
@@ -113,6 +114,7 @@ cmp <(curl -sf "http://127.0.0.1:$OURS/feeds/bench") <(curl -sf "http://127.0.0.
 cmp <(curl -sf "http://127.0.0.1:$OURS/feeds/bench") <(curl -sf "http://127.0.0.1:$FLOOR/feeds/bench")
 cmp <(curl -sf "http://127.0.0.1:$OURS$asset_url") <(curl -sf "http://127.0.0.1:$NGINX$asset_url")
 cmp <(curl -sf "http://127.0.0.1:$OURS$asset_url") "$work/photo.jpg"
+cmp <(curl -sf "http://127.0.0.1:$FLOOR$asset_url") "$work/photo.jpg"
 for port in $OURS $FLOOR; do
   [ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "http://127.0.0.1:$port/feeds/bench")" = 304 ]
 done
@@ -162,7 +164,7 @@ for round in $(seq "$ROUNDS"); do
     nginx_url="http://127.0.0.1:$NGINX/feeds/bench" ours_header="" nginx_header=""
     case $case in
       304) ours_header="If-None-Match: $etag" nginx_header="If-None-Match: $nginx_etag" ;;
-      asset) ours_url="http://127.0.0.1:$OURS$asset_url" floor_url="" nginx_url="http://127.0.0.1:$NGINX$asset_url" ;;
+      asset) ours_url="http://127.0.0.1:$OURS$asset_url" floor_url="http://127.0.0.1:$FLOOR$asset_url" nginx_url="http://127.0.0.1:$NGINX$asset_url" ;;
     esac
     order=(ours floor nginx)
     [ $((round % 2)) = 0 ] && order=(nginx floor ours)

@@ -16,17 +16,9 @@ import Testing
         warmup.signal(SIGTERM)
         _ = warmup.waitForExit()
 
-        // LeakSanitizer cannot run under ptrace: in an ASan build (scripts/sanitizers.sh) the
-        // traced server would fail at exit, so only its leak check is turned off.
-        let sanitizerOptions = (ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
-        let traced = try ChildServer(executable: "/usr/bin/strace", arguments: [
-            "-f", "-qq", "-o", trace, "-e", "trace=openat,mkdir,fsync,rename,close",
-            Executable.path, "--port", "0", "--root", root, "--access-log", "off",
-        ], environment: ["ASAN_OPTIONS": sanitizerOptions])
-        let client = HTTPTestClient(port: try traced.waitForPort())
-        // SIGTERM to strace would only detach it: stop the traced server, and strace ends with it.
-        let server = try #require(processID(commandLineContaining: root, excluding: traced.process.processIdentifier))
+        let (traced, server) = try TracedServer.start(root: root, trace: trace, syscalls: "openat,mkdir,fsync,rename,close")
         defer { kill(server, SIGKILL) }
+        let client = HTTPTestClient(port: try traced.waitForPort())
         let published = try client.put("/feeds/g", json: #"{"v":1}"#)
         #expect(published.status == 201)
         kill(server, SIGTERM)
@@ -62,14 +54,9 @@ import Testing
         let scratch = ScratchDirectory("cork")
         let trace = scratch.path + "/trace.txt"
         let root = scratch.path + "/data"
-        let sanitizerOptions = (ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
-        let traced = try ChildServer(executable: "/usr/bin/strace", arguments: [
-            "-f", "-qq", "-o", trace, "-e", "trace=setsockopt,sendto,sendmsg,sendfile",
-            Executable.path, "--port", "0", "--root", root, "--access-log", "off",
-        ], environment: ["ASAN_OPTIONS": sanitizerOptions])
-        let port = try traced.waitForPort()
-        let server = try #require(processID(commandLineContaining: root, excluding: traced.process.processIdentifier))
+        let (traced, server) = try TracedServer.start(root: root, trace: trace, syscalls: "setsockopt,sendto,sendmsg,sendfile")
         defer { kill(server, SIGKILL) }
+        let port = try traced.waitForPort()
         // A small asset (one sendfile) and one over libmicrohttpd's 128 KiB sendfile chunk.
         let small = try publishAsset(port: port, group: "small", try TestImages.png(width: 40, height: 30))
         let large = try publishAsset(port: port, group: "large", try TestImages.png(width: 300, height: 200))
@@ -123,6 +110,24 @@ import Testing
             events.append(event)
         }
         return events
+    }
+}
+
+/// The real binary under strace, writing the calls in `syscalls` to `trace`.
+enum TracedServer {
+    /// strace running the server, and the server's pid: SIGTERM to strace would only detach it,
+    /// so a test stops the server itself (and strace ends with it).
+    static func start(root: String, trace: String, syscalls: String) throws -> (strace: ChildServer, server: Int32) {
+        // LeakSanitizer cannot run under ptrace: in an ASan build (scripts/sanitizers.sh) the
+        // traced server would fail at exit, so only its leak check is turned off.
+        let sanitizerOptions = (ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
+        let traced = try ChildServer(executable: "/usr/bin/strace", arguments: [
+            "-f", "-qq", "-o", trace, "-e", "trace=" + syscalls,
+            Executable.path, "--port", "0", "--root", root, "--access-log", "off",
+        ], environment: ["ASAN_OPTIONS": sanitizerOptions])
+        _ = try traced.waitForPort()
+        let server = try #require(processID(commandLineContaining: root, excluding: traced.process.processIdentifier))
+        return (traced, server)
     }
 }
 
