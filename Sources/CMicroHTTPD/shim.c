@@ -80,6 +80,14 @@ static size_t trimmed_length(const char *value) {
     return length;
 }
 
+// Whether a field's value is absent or empty. libmicrohttpd 0.9.75 stores a folded field whose
+// first line has no value (`Transfer-Encoding:` CRLF ` chunked`) under its name run together with
+// the continuation, with an empty value: a longer name with a value is another field (RFC 9110
+// §5.1: unknown fields are ignored), one with none is such a fold.
+static int is_empty(const char *value) {
+    return value == NULL || value[0] == '\0';
+}
+
 // What one pass over the fields finds, beside the head handed back.
 struct head_scan {
     CMicroHTTPD_RequestHead *head;
@@ -122,13 +130,18 @@ static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char
     switch (key[0] | 0x20) {
     case 'c':
         if (names_field(key, length_name, sizeof length_name - 1, &longer)) {
-            if (longer) scan->folded = 1; else scan_length(scan, value);
+            if (!longer) scan_length(scan, value);
+            else if (is_empty(value)) scan->folded = 1;
         }
         break;
     case 't':
         if (names_field(key, coding_name, sizeof coding_name - 1, &longer)) {
-            if (longer) { scan->folded = 1; break; }
+            if (longer) {
+                if (is_empty(value)) scan->folded = 1;
+                break;
+            }
             scan->coding = 1;
+            head->transfer_encodings++;
             if (head->transfer_encoding == NULL) head->transfer_encoding = value ? value : "";
         }
         break;

@@ -29,14 +29,20 @@ enum MultipartTarget {
         settings.maxParts = maxParts
         settings.maxBodyBytes = 1 << 20
         guard let daemon = try? HTTPDaemon(settings: settings, log: AccessLog(enabled: false), handler: { request in
-            received.withLock { $0 = request.parts }
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8))
+            // Recorded under the request's number (its path), and echoed: a check reads the parts
+            // of its own request, and a response that answers another request is a finding.
+            received.withLock { $0[request.rawPath] = request.parts }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array(request.rawPath.utf8))
         }) else { return nil }
         return (daemon, LoopbackConnection(port: daemon.port))
     }()
 
-    /// The parts the handler saw for the last request.
-    private static let received = Lock<[MultipartPart]?>(nil)
+    /// The parts the handler saw, by request path. Not one slot for "the last request": a
+    /// request sent on a connection that the client then gave up on (`LoopbackConnection` retries
+    /// on a fresh one) may still reach the handler later, while the next input is checked.
+    private static let received = Lock<[String: [MultipartPart]?]>([:])
+    /// Numbers the requests (`/upload/<n>`), one input at a time.
+    private static let sequence = Lock(0)
 
     /// A part as generated from the input (and as the collector should report it).
     struct Part: Equatable {
@@ -48,7 +54,6 @@ enum MultipartTarget {
 
     static func check(_ input: [UInt8]) throws(PropertyViolation) {
         guard let server else { throw PropertyViolation(property: "the daemon starts on a loopback port", observed: "it did not") }
-        received.withLock { $0 = nil }
         if let mode = input.first, mode & 1 == 1 {
             try checkRawBody(Array(input.dropFirst()), connection: server.connection)
         } else {
@@ -58,7 +63,7 @@ enum MultipartTarget {
 
     private static func checkGeneratedParts(_ parts: [Part], connection: LoopbackConnection) throws(PropertyViolation) {
         let (body, boundary) = encode(parts)
-        let response = try send(body, boundary: boundary, connection: connection)
+        let (response, path) = try send(body, boundary: boundary, connection: connection)
         let expected = collected(parts)
         guard expected.count <= maxParts else {
             try expect(response.status == 413, "more parts than --max-parts is a 413", observed: "\(response.status) for \(expected.count) parts")
@@ -66,16 +71,18 @@ enum MultipartTarget {
         }
         try expect(response.status == 200, "a well-formed multipart body is accepted",
                    observed: "\(response.status) \(shown(response.body)) for \(shown(body))")
-        let got = received.withLock { $0 }?.map { Part(name: $0.name, filename: $0.filename, contentType: $0.contentType, bytes: $0.bytes) }
+        let got = try handlerParts(for: path, response: response)?.map {
+            Part(name: $0.name, filename: $0.filename, contentType: $0.contentType, bytes: $0.bytes)
+        }
         try expect(got == expected, "the collector yields exactly the parts that were sent",
                    observed: "got \(describe(got ?? [])) expected \(describe(expected)) for \(shown(body))")
     }
 
     private static func checkRawBody(_ body: [UInt8], connection: LoopbackConnection) throws(PropertyViolation) {
-        let response = try send(body, boundary: "B", connection: connection)
+        let (response, path) = try send(body, boundary: "B", connection: connection)
         switch response.status {
         case 200:
-            let parts = received.withLock { $0 }
+            let parts = try handlerParts(for: path, response: response)
             try expect(parts != nil, "an accepted multipart body reaches the handler with its parts")
             let total = parts?.reduce(0) { $0 + $1.bytes.count } ?? 0
             try expect(total <= body.count, "parts never hold more bytes than the body", observed: "\(total) > \(body.count)")
@@ -87,11 +94,25 @@ enum MultipartTarget {
         }
     }
 
-    private static func send(_ body: [UInt8], boundary: String, connection: LoopbackConnection) throws(PropertyViolation) -> LoopbackConnection.Response {
-        let head = "PUT /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
+    /// The parts the handler was given for the request to `path`, once the response is known to
+    /// answer that request (a `200` echoes its path).
+    private static func handlerParts(for path: String, response: LoopbackConnection.Response) throws(PropertyViolation) -> [MultipartPart]? {
+        try expect(response.body == Array(path.utf8), "a response answers the request it was read for",
+                   observed: "\(shown(response.body)) for \(path)")
+        let seen = received.withLock { received in
+            defer { received.removeAll() }
+            return received[path]
+        }
+        try expect(seen != nil, "the handler was given the request that was sent", observed: "no handler call for \(path)")
+        return seen ?? nil
+    }
+
+    private static func send(_ body: [UInt8], boundary: String, connection: LoopbackConnection) throws(PropertyViolation) -> (LoopbackConnection.Response, path: String) {
+        let path = "/upload/\(sequence.withLock { number in number += 1; return number })"
+        let head = "PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
             + "Content-Length: \(body.count)\r\n\r\n"
         do {
-            return try connection.exchange(Array(head.utf8) + body)
+            return (try connection.exchange(Array(head.utf8) + body), path)
         } catch {
             throw PropertyViolation(property: "every multipart request gets a response", observed: "\(error) for \(shown(body))")
         }

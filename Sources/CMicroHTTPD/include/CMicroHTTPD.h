@@ -49,9 +49,10 @@ int CMicroHTTPD_connection_fd(struct MHD_Connection *connection);
 /// segment and a wake-up for ~300 bytes on every asset. Corked from the queueing of such a
 /// response to its completion (which libmicrohttpd reports once the last byte is handed to the
 /// kernel), the header leaves with the file's first bytes, as nginx's `tcp_nopush` sends it; the
-/// uncork pushes the rest at once. libmicrohttpd keeps its own idea of the cork for files sent in
-/// several `sendfile` calls (over 128 KiB) and may lift ours to push the header: that header then
-/// goes alone, as without this. Nothing can stay corked: every answer ends with the uncork (a
+/// uncork pushes the rest at once. Two cases still send the header alone, as without this:
+/// the first answer on a connection (libmicrohttpd sets `TCP_NODELAY` after its first send, and
+/// setting it pushes what the cork holds), and files sent in several `sendfile` calls (over
+/// 128 KiB), for which libmicrohttpd keeps its own idea of the cork and may lift ours. Nothing can stay corked: every answer ends with the uncork (a
 /// closing socket sends what it holds).
 int CMicroHTTPD_set_cork(struct MHD_Connection *connection, int on);
 
@@ -79,6 +80,7 @@ typedef struct {
     CMicroHTTPD_Framing framing;      ///< How the framing fields conflict, if they do.
     const char *content_length;      ///< The first Content-Length (NULL: none).
     const char *transfer_encoding;   ///< The first Transfer-Encoding (NULL: none).
+    int transfer_encodings;          ///< How many Transfer-Encoding fields there are (RFC 9110 §5.3: one list).
     const char *if_none_match;       ///< The first If-None-Match (NULL: none).
     const char *request_id;          ///< The first X-Request-Id (NULL: none).
     int has_query;                   ///< Non-zero when the URL has at least one query argument.

@@ -565,12 +565,15 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection
 private struct Framing {
     let contentLength: UnsafePointer<CChar>?
     let transferEncoding: UnsafePointer<CChar>?
+    /// How many `Transfer-Encoding` fields the request has.
+    let codingFields: Int
     /// Whether the framing fields conflict (`CMicroHTTPD_FRAMING_CLEAR`: they do not).
     let conflict: CMicroHTTPD_Framing
 
     init(_ head: CMicroHTTPD_RequestHead) {
         contentLength = head.content_length
         transferEncoding = head.transfer_encoding
+        codingFields = Int(head.transfer_encodings)
         conflict = head.framing
     }
 
@@ -588,9 +591,14 @@ private struct Framing {
 
     /// The `501` for a transfer coding other than `chunked` alone (RFC 9112 §6.1): libmicrohttpd
     /// would wait for a body it cannot delimit, holding the connection until the client gives up.
+    ///
+    /// Repeated `Transfer-Encoding` fields are one list (RFC 9110 §5.3): `chunked` on one line and
+    /// `gzip` on the next is `chunked, gzip`, never `chunked` alone (libmicrohttpd reads only the
+    /// first line, and would frame the body as chunked where a proxy may not).
     var unsupportedCoding: HTTPResponse? {
         guard let transferEncoding else { return nil }
-        let coding = String(cString: transferEncoding).trimmingSpaces().lowercased()
+        var coding = String(cString: transferEncoding).trimmingSpaces().lowercased()
+        if codingFields > 1 { coding += " (and \(codingFields - 1) more Transfer-Encoding field\(codingFields > 2 ? "s" : ""))" }
         guard coding != "chunked" else { return nil }
         return Problem(status: 501, type: "unsupported-transfer-coding", title: "Unsupported transfer coding",
                        detail: "Transfer-Encoding '\(String(coding.prefix(100)))' is not supported: send the body with a Content-Length, or chunked alone.",
