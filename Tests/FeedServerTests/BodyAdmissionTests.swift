@@ -124,6 +124,22 @@ import Testing
         }
     }
 
+    /// Answers the HTTP layer gives itself, before any route (framing refusals here), are in
+    /// `feedserver_http_requests_total` too, under the route `unmatched` (hostile review: they
+    /// were in no counter).
+    @Test func answersGivenBeforeRoutingAreCounted() throws {
+        try withTestServer { server, client in
+            for framing in ["Content-Length: 7\r\nTransfer-Encoding: chunked\r\n", "Transfer-Encoding: identity\r\n", "Transfer-Encoding: gzip\r\n"] {
+                let connection = try HTTPTestConnection(port: server.port)
+                try connection.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\(framing)\r\n".utf8))
+                _ = try connection.readResponse()
+            }
+            let metrics = try client.get("/metrics").text
+            #expect(metrics.contains(#"feedserver_http_requests_total{route="unmatched",method="PUT",status="400"} 1"#), "\(metrics)")
+            #expect(metrics.contains(#"feedserver_http_requests_total{route="unmatched",method="PUT",status="501"} 2"#), "\(metrics)")
+        }
+    }
+
     /// A field whose name only starts with a framing field's name, and has a value, is another
     /// field, ignored like any unknown one (RFC 9110 §5.1); it was once refused as a fold (hostile
     /// review). A fold is what libmicrohttpd makes of one: the longer name with an empty value.

@@ -34,6 +34,7 @@ struct RequestPipeline: Sendable {
         var response = refusal.response
         cors?.decorate(&response)
         metrics.recordRequest(route: routeIndex, method: head.method, status: response.status, bytes: response.bodyByteCount)
+        response.isCounted = true
         return .refuse(response)
     }
 
@@ -68,6 +69,7 @@ struct RequestPipeline: Sendable {
         var response = response
         cors?.decorate(&response)
         metrics.recordRequest(route: routeIndex, method: method, status: response.status, bytes: response.bodyByteCount)
+        response.isCounted = true
         return response
     }
 

@@ -124,7 +124,11 @@ final class Server: Sendable {
         do {
             daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),
                                     admitBody: { pipeline.admitBody($0, declaredLength: $1) },
-                                    preparedAnswers: shortcut.map(Self.preparedAnswers)) { pipeline.respond(to: $0) }
+                                    preparedAnswers: shortcut.map(Self.preparedAnswers),
+                                    countAnswer: { [metrics] method, status, bytes in
+                                        // Answered by the HTTP layer itself: no route decided it.
+                                        metrics.recordRequest(route: -1, method: method, status: status, bytes: bytes)
+                                    }) { pipeline.respond(to: $0) }
         } catch {
             throw StartError(description: "\(error)")
         }

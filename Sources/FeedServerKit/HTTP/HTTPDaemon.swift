@@ -73,12 +73,15 @@ final class HTTPDaemon: @unchecked Sendable {
     /// Starts listening; `handler` runs on libmicrohttpd's worker threads with the whole request,
     /// `admitBody` on the first call of a request that carries a body, with its head and declared
     /// length (nil: chunked), and may refuse it or lower its limit before the body is read;
-    /// `preparedAnswers` is asked first for a bodyless request (cached reads).
+    /// `preparedAnswers` is asked first for a bodyless request (cached reads); `countAnswer` is
+    /// told of every answer sent that is not `isCounted` (method, status, body bytes).
     init(settings: DaemonSettings, log: AccessLog,
          admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission = { _, _ in .accept(limit: nil) },
          preparedAnswers: PreparedAnswers? = nil,
+         countAnswer: (@Sendable (String, Int, Int) -> Void)? = nil,
          handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws {
-        let context = DaemonContext(handler: handler, admitBody: admitBody, preparedAnswers: preparedAnswers, settings: settings, log: log)
+        let context = DaemonContext(handler: handler, admitBody: admitBody, preparedAnswers: preparedAnswers,
+                                    countAnswer: countAnswer, settings: settings, log: log)
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
@@ -179,11 +182,14 @@ final class DaemonContext: Sendable {
     let deferred = Lock<[ObjectIdentifier: DeferredResponse]>([:])
     /// Cached reads answered before the request model is built (nil: none).
     let preparedAnswers: PreparedAnswers?
+    /// Counts an answer the handler did not count (method, status, body bytes).
+    let countAnswer: (@Sendable (String, Int, Int) -> Void)?
 
     init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, admitBody: @escaping @Sendable (HTTPRequest, Int?) -> BodyAdmission,
-         preparedAnswers: PreparedAnswers?, settings: DaemonSettings, log: AccessLog) {
+         preparedAnswers: PreparedAnswers?, countAnswer: (@Sendable (String, Int, Int) -> Void)?, settings: DaemonSettings, log: AccessLog) {
         self.handler = handler
         self.preparedAnswers = preparedAnswers
+        self.countAnswer = countAnswer
         self.admitBody = admitBody
         maxBodyBytes = settings.maxBodyBytes
         maxParts = settings.maxParts
@@ -724,6 +730,7 @@ private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContex
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                      method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, _ response: HTTPResponse) -> MHD_Result {
     let clientID = pending.clientRequestID(connection)
+    if !response.isCounted { context.countAnswer?(String(cString: method), response.status, response.bodyByteCount) }
     if case .stream(let stream) = response.body { stream.attach(connection) }
     if response.sendsFile, strcmp(method, "HEAD") != 0 {
         // The header leaves with the file's first bytes (`CMicroHTTPD_set_cork`); uncorked on completion.

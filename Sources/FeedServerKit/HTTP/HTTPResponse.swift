@@ -42,6 +42,9 @@ struct HTTPResponse: Sendable {
     /// Set on answers that are the same for every request (cached reads): the daemon queues one
     /// prepared `MHD_Response` for all of them instead of building one per request.
     var prepared: PreparedResponse?
+    /// Set once the answer is counted in the request metrics (the pipeline counts what it
+    /// answers); the daemon counts any other answer it sends (framing refusals, shutdown, failed uploads).
+    var isCounted = false
 
     /// A response with a byte body.
     init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
