@@ -109,6 +109,10 @@ import Testing
                 // after the chunked body were answered as a second request).
                 ("Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n", 501),
                 ("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", 501),
+                // libmicrohttpd reads `chunked ` as no coding (and waited for the connection's
+                // end); a proxy trims it (hostile review).
+                ("Transfer-Encoding: chunked \r\n", 501),
+                ("Transfer-Encoding: chunked\t\r\n", 501),
                 ("Content-Length: 7\r\nTransfer-Encoding:\r\n chunked\r\n", 400),
                 ("Transfer-Encoding:\r\n chunked\r\n", 400),
                 ("Content-Length:\r\n 7\r\n", 400),
@@ -140,16 +144,21 @@ import Testing
         }
     }
 
-    /// A field whose name only starts with a framing field's name, and has a value, is another
-    /// field, ignored like any unknown one (RFC 9110 §5.1); it was once refused as a fold (hostile
-    /// review). A fold is what libmicrohttpd makes of one: the longer name with an empty value.
-    @Test func fieldsThatOnlyStartWithAFramingNameAreIgnored() throws {
+    /// A fold of a framing field whose first line has a value is refused too: libmicrohttpd
+    /// 0.9.75 files it under a longer name and so reads no length or coding, where a proxy that
+    /// unfolds it does (a hostile review smuggled `GET /smuggled` with these once a longer name
+    /// with a value was taken for another field). Such names are refused whatever their value.
+    @Test func foldsWithAValueOnTheFirstLineAreRefused() throws {
         try withTestServer { server, _ in
-            let connection = try HTTPTestConnection(port: server.port)
-            for field in [("Content-Lengthy", "5"), ("Content-Length-Hint", "x"), ("Transfer-Encodings", "gzip")] {
-                #expect(try connection.request("GET", "/healthz", headers: [field]).status == 200, "\(field)")
+            let smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+            for framing in ["Content-Length: 35,\r\n 35\r\n", "Content-Length: 35\r\n\t35\r\n", "Transfer-Encoding: gzip,\r\n chunked\r\n",
+                            "Content-Length-Hint: x\r\n"] {
+                let connection = try HTTPTestConnection(port: server.port)
+                try connection.sendRaw(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\(framing)\r\n\(smuggled)".utf8))
+                let answer = try connection.readResponse()
+                #expect(answer.status == 400, "\(framing.debugDescription): \(answer.status) \(answer.text)")
+                #expect(connection.isClosedByPeer(within: 5), "\(framing.debugDescription): closed, the rest never read as a request")
             }
-            #expect(try connection.request("GET", "/healthz").status == 200, "the connection stays open")
         }
     }
 

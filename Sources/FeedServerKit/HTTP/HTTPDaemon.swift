@@ -601,9 +601,13 @@ private struct Framing {
     /// Repeated `Transfer-Encoding` fields are one list (RFC 9110 §5.3): `chunked` on one line and
     /// `gzip` on the next is `chunked, gzip`, never `chunked` alone (libmicrohttpd reads only the
     /// first line, and would frame the body as chunked where a proxy may not).
+    ///
+    /// `chunked` is matched as libmicrohttpd matches it, the whole value without trimming: it reads
+    /// `chunked ` (a trailing space) as no coding at all and would wait for the connection's end,
+    /// where a proxy trims it and frames the body as chunked (hostile review).
     var unsupportedCoding: HTTPResponse? {
         guard let transferEncoding else { return nil }
-        var coding = String(cString: transferEncoding).trimmingSpaces().lowercased()
+        var coding = String(cString: transferEncoding).lowercased()
         if codingFields > 1 { coding += " (and \(codingFields - 1) more Transfer-Encoding field\(codingFields > 2 ? "s" : ""))" }
         guard coding != "chunked" else { return nil }
         return Problem(status: 501, type: "unsupported-transfer-coding", title: "Unsupported transfer coding",
