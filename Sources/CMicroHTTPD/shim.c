@@ -86,6 +86,18 @@ static size_t trimmed_length(const char *value) {
 // when the first line is empty: `Content-Length: 35,` CRLF ` 35` loses its length too. A fold
 // cannot be told from another field by its value (a hostile review smuggled a request past such a
 // test), so `Content-Length-Hint` and the like are refused with it; no registered field is named so.
+// Whether `value` is where libmicrohttpd 0.9.75 leaves the value of a field it read from one
+// line: in place in the read buffer, after the name, the NUL that replaced the colon, and any
+// spaces or tabs. A folded line (obs-fold, RFC 9112 §5.2) is appended to the *name*, which is
+// moved for it, so its value is elsewhere: `Content: 36` CRLF ` -Length` becomes a field named
+// `Content-Length` that a proxy which unfolds it reads as `Content: 36 -Length` (a hostile review
+// smuggled a request so). Every fold is refused, as §5.2 allows.
+static int follows_its_name(const char *key, const char *value) {
+    const char *after = key + strlen(key) + 1;
+    while (after < value && (*after == ' ' || *after == '\t')) after++;
+    return after == value;
+}
+
 // What one pass over the fields finds, beside the head handed back.
 struct head_scan {
     CMicroHTTPD_RequestHead *head;
@@ -121,6 +133,7 @@ static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char
         return MHD_YES;
     }
     if (key == NULL) return MHD_YES;
+    if (value != NULL && !follows_its_name(key, value)) scan->folded = 1;
     static const char length_name[] = "content-length", coding_name[] = "transfer-encoding";
     static const char match_name[] = "if-none-match", id_name[] = "x-request-id";
     int longer = 0;

@@ -71,7 +71,7 @@ typedef enum {
     CMicroHTTPD_FRAMING_CLEAR = 0,            ///< At most one length, or chunked alone.
     CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS = 1, ///< Content-Length given with different values.
     CMicroHTTPD_FRAMING_LENGTH_AND_CODING = 2, ///< Content-Length beside Transfer-Encoding.
-    CMicroHTTPD_FRAMING_FOLDED = 3,           ///< A framing field folded onto a second line.
+    CMicroHTTPD_FRAMING_FOLDED = 3,           ///< A field folded onto a second line (any field: a fold can build a framing field's name).
 } CMicroHTTPD_Framing;
 
 /// What the request handler reads from a request head, found in one pass over its fields.

@@ -701,7 +701,7 @@ private func ambiguousFraming(_ conflict: CMicroHTTPD_Framing) -> HTTPResponse? 
     switch conflict {
     case CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS: problem = "Content-Length is given more than once with different values"
     case CMicroHTTPD_FRAMING_LENGTH_AND_CODING: problem = "Content-Length and Transfer-Encoding are both given"
-    case CMicroHTTPD_FRAMING_FOLDED: problem = "Content-Length or Transfer-Encoding is folded onto a second line (obsolete line folding)"
+    case CMicroHTTPD_FRAMING_FOLDED: problem = "A header field is folded onto a second line (obsolete line folding, RFC 9112 §5.2), or its name starts with Content-Length or Transfer-Encoding"
     default: return nil
     }
     return Problem(status: 400, type: "ambiguous-message-length", title: "Ambiguous message length",
