@@ -49,8 +49,9 @@ struct HandTar {
     private func uploadsEmptied(_ root: String) throws -> Bool {
         let deadline = Date().addingTimeInterval(10)
         while true {
-            // One folder per server process, holding its lock file and the requests' folders.
-            let processes = try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads")
+            // One folder per server process, holding its lock file and the requests' folders
+            // (beside them, `prepare.lock`, which starts take turns on).
+            let processes = try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads").filter { $0 != "prepare.lock" }
             let left = try processes.flatMap { try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads/" + $0) }
             if left.allSatisfy({ $0 == "owner.lock" }) { return true }
             if Date() > deadline { return false }

@@ -1,3 +1,4 @@
+@testable import FeedServerKit
 import FeedStore
 import Foundation
 import Testing
@@ -23,6 +24,39 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: second.path))
     }
 
+    /// A start waits while another server is making its folder: sweeping and making a folder
+    /// take turns on `prepare.lock`, or the start would find that folder between its making and
+    /// its lock, take it for a dead process's and remove it (a CI run: "owner.lock: No such file
+    /// or directory"). Here the test plays the other server, holding the turn with a folder made
+    /// and not yet locked (a `flock` belongs to each open of the file, so one process can play two).
+    @Test func aStartWaitsWhileAnotherServerMakesItsFolder() throws {
+        let scratch = ScratchDirectory("uploads")
+        let base = scratch.path + "/.feed-server-uploads"
+        let other = base + "/4244-starting"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        let turn = open(base + "/prepare.lock", O_RDWR | O_CREAT, 0o600)
+        #expect(turn >= 0 && flock(turn, LOCK_EX) == 0)
+
+        let prepared = Lock(false)
+        let area = UploadArea(root: scratch.path)
+        DetachedThread.start {
+            try? area.prepare()
+            prepared.withLock { $0 = true }
+        }
+        usleep(300_000)
+        #expect(!prepared.withLock { $0 }, "the start waits for its turn")
+        #expect(FileManager.default.fileExists(atPath: other), "the other server's folder is left alone")
+
+        // The other server locks its folder and ends its turn: the start goes on, and keeps it.
+        let owner = open(other + "/owner.lock", O_RDWR | O_CREAT, 0o600)
+        #expect(owner >= 0 && flock(owner, LOCK_EX | LOCK_NB) == 0)
+        close(turn)
+        try waitUntil(seconds: 5) { prepared.withLock { $0 } }
+        #expect(FileManager.default.fileExists(atPath: other + "/owner.lock"), "still there once the start is done")
+        #expect(FileManager.default.fileExists(atPath: area.path + "/owner.lock"))
+        close(owner)
+    }
+
     @Test func aStartRemovesWhatAGoneProcessLeft() throws {
         let scratch = ScratchDirectory("uploads")
         let base = scratch.path + "/.feed-server-uploads"
@@ -38,6 +72,7 @@ import Testing
         let area = UploadArea(root: scratch.path)
         try area.prepare()
         let left = try FileManager.default.contentsOfDirectory(atPath: base)
-        #expect(left == [String(area.path.split(separator: "/").last ?? "")], "\(left)")
+        // Its own folder, and the file whose lock starts take turns on (never removed).
+        #expect(left.sorted() == [String(area.path.split(separator: "/").last ?? ""), "prepare.lock"].sorted(), "\(left)")
     }
 }

@@ -20,6 +20,8 @@ public struct UploadArea: Sendable {
     private let fileSystem = PosixFileSystem()
     private static let counter = Atomic<UInt64>(0)
     private static let lockName = "owner.lock"
+    /// The file in `base` whose lock `prepare` holds while it sweeps and makes its folder.
+    private static let turnstileName = "prepare.lock"
 
     /// The upload area of a store root for this process.
     public init(root: String) {
@@ -31,7 +33,17 @@ public struct UploadArea: Sendable {
     /// holds its lock until the process ends.
     public func prepare() throws {
         _ = try fileSystem.ensureDirectory(base)
-        for entry in try fileSystem.listDirectory(base) where entry.name != lastComponent(path) {
+        // Sweeping and making this process's folder happen under one lock that every server on
+        // this root takes in turn: otherwise a server starting at the same moment could find this
+        // folder after it is made and before its lock is held, take it for a dead process's and
+        // remove it (CI saw it: "owner.lock: No such file or directory"). The kernel drops the
+        // lock if a process dies here; the file itself is never removed, or two servers could
+        // each lock a different one.
+        let turnstile = base + "/" + Self.turnstileName
+        let turn = try Syscall.run("open", turnstile) { open(turnstile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        defer { close(turn) }
+        _ = try Syscall.run("flock", turnstile) { flock(turn, LOCK_EX) }
+        for entry in try fileSystem.listDirectory(base) where entry.name != lastComponent(path) && entry.name != Self.turnstileName {
             let folder = base + "/" + entry.name
             guard entry.isDirectory else { try? fileSystem.removeTree(folder); continue }
             if Self.isAbandoned(folder) { try? fileSystem.removeTree(folder) }
