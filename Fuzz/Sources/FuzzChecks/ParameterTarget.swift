@@ -242,8 +242,13 @@ enum ParameterTarget {
             negative = sign == UInt8(ascii: "-")
             digits = digits.dropFirst()
         }
-        guard !digits.isEmpty, digits.count <= 38, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        let magnitude = digits.reduce(Int128(0)) { $0 * 10 + Int128($1 - 0x30) }
+        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        // Leading zeros spell nothing (`000…0`, 53 digits, is 0: the reference once refused any
+        // text over 38 digits, which the server rightly took, a CI fuzz run found); more than 38
+        // significant digits are beyond every range here, and would overflow Int128.
+        let significant = digits.drop { $0 == 0x30 }
+        guard significant.count <= 38 else { return nil }
+        let magnitude = significant.reduce(Int128(0)) { $0 * 10 + Int128($1 - 0x30) }
         let value = negative ? -magnitude : magnitude
         guard value >= Int128(range.lowerBound), value <= Int128(range.upperBound) else { return nil }
         return Int64(value)
