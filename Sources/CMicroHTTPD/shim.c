@@ -80,12 +80,6 @@ static size_t trimmed_length(const char *value) {
     return length;
 }
 
-// A name that starts with a framing field's name and goes on is refused as a fold: libmicrohttpd
-// 0.9.75 stores a folded framing field under a longer name, the field's own run together with
-// more text (`Transfer-Encoding:` CRLF ` chunked` becomes `Transfer-Encodingchunked`), and not only
-// when the first line is empty: `Content-Length: 35,` CRLF ` 35` loses its length too. A fold
-// cannot be told from another field by its value (a hostile review smuggled a request past such a
-// test), so `Content-Length-Hint` and the like are refused with it; no registered field is named so.
 // Whether `value` is where libmicrohttpd 0.9.75 leaves the value of a field it read from one
 // line: in place in the read buffer, after the name, the NUL that replaced the colon, and any
 // spaces or tabs. A folded line (obs-fold, RFC 9112 §5.2) is appended to the *name*, which is
@@ -102,12 +96,17 @@ static int follows_its_name(const char *key, const char *value) {
 struct head_scan {
     CMicroHTTPD_RequestHead *head;
     int lengths;
-    int coding;
     int folded;
     int different_lengths;
 };
 
 // Whether `key` starts with `name` (case-insensitively); sets `*longer` when more follows.
+// A name that starts with a framing field's name and goes on is refused as a fold: libmicrohttpd
+// 0.9.75 stores a folded framing field under a longer name, the field's own run together with
+// more text (`Transfer-Encoding:` CRLF ` chunked` becomes `Transfer-Encodingchunked`), and not only
+// when the first line is empty: `Content-Length: 35,` CRLF ` 35` loses its length too. A fold
+// cannot be told from another field by its value (a hostile review smuggled a request past such a
+// test), so `Content-Length-Hint` and the like are refused with it; no registered field is named so.
 static int names_field(const char *key, const char *name, size_t length, int *longer) {
     if (strncasecmp(key, name, length) != 0) return 0;
     *longer = key[length] != '\0';
@@ -150,7 +149,6 @@ static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char
                 scan->folded = 1;
                 break;
             }
-            scan->coding = 1;
             head->transfer_encodings++;
             if (head->transfer_encoding == NULL) head->transfer_encoding = value ? value : "";
         }
@@ -173,6 +171,6 @@ void CMicroHTTPD_read_head(struct MHD_Connection *connection, CMicroHTTPD_Reques
     MHD_get_connection_values(connection, MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND, scan_field, &scan);
     if (scan.folded) head->framing = CMicroHTTPD_FRAMING_FOLDED;
     else if (scan.different_lengths) head->framing = CMicroHTTPD_FRAMING_DIFFERENT_LENGTHS;
-    else if (scan.lengths > 0 && scan.coding) head->framing = CMicroHTTPD_FRAMING_LENGTH_AND_CODING;
+    else if (scan.lengths > 0 && head->transfer_encodings > 0) head->framing = CMicroHTTPD_FRAMING_LENGTH_AND_CODING;
     else head->framing = CMicroHTTPD_FRAMING_CLEAR;
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// The flush order of one publish, read from the system calls of the real binary (strace).
 @Suite struct SyscallTraceTests {
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+    @Test(.enabled(if: TracedServer.isAvailable, "needs strace"))
     func everyFileAndFolderIsFlushedBeforeTheRenameThatMakesItVisible() throws {
         let scratch = ScratchDirectory("flush-order")
         let trace = scratch.path + "/trace.txt"
@@ -49,7 +49,7 @@ import Testing
 /// uncorks it once the last byte is handed to the kernel, on every asset `GET` (routed or answered
 /// before routing); a `HEAD` and a feed read (header and body in one `sendmsg`) are not corked.
 @Suite struct CorkTraceTests {
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+    @Test(.enabled(if: TracedServer.isAvailable, "needs strace"))
     func anAssetGetIsCorkedFromItsHeaderToItsLastByte() throws {
         let scratch = ScratchDirectory("cork")
         let trace = scratch.path + "/trace.txt"
@@ -115,6 +115,9 @@ import Testing
 
 /// The real binary under strace, writing the calls in `syscalls` to `trace`.
 enum TracedServer {
+    /// Whether strace is installed.
+    static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") }
+
     /// strace running the server, and the server's pid: SIGTERM to strace would only detach it,
     /// so a test stops the server itself (and strace ends with it).
     static func start(root: String, trace: String, syscalls: String) throws -> (strace: ChildServer, server: Int32) {

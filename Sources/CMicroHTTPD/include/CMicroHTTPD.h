@@ -52,8 +52,8 @@ int CMicroHTTPD_connection_fd(struct MHD_Connection *connection);
 /// uncork pushes the rest at once. Two cases still send the header alone, as without this:
 /// the first answer on a connection (libmicrohttpd sets `TCP_NODELAY` after its first send, and
 /// setting it pushes what the cork holds), and files sent in several `sendfile` calls (over
-/// 128 KiB), for which libmicrohttpd keeps its own idea of the cork and may lift ours. Nothing can stay corked: every answer ends with the uncork (a
-/// closing socket sends what it holds).
+/// 128 KiB), for which libmicrohttpd keeps its own idea of the cork and may lift ours. Nothing
+/// can stay corked: every answer ends with the uncork (a closing socket sends what it holds).
 int CMicroHTTPD_set_cork(struct MHD_Connection *connection, int on);
 
 /// The per-connection slot set by the notify-connection callback (`socket_context`).
@@ -91,10 +91,11 @@ typedef struct {
 ///
 /// Exists because it runs on every request: one C iterator over libmicrohttpd's parsed fields
 /// (`MHD_get_connection_values`) costs no allocation and replaces a lookup per field, each of
-/// which walks the whole list again. It also spots a folded field, which 0.9.75 stores under a
-/// name run together with its continuation (`Transfer-Encodingchunked`, empty value) where a
-/// proxy that unfolds it reads `Transfer-Encoding: chunked`. A value is the first field of its
-/// name (case-insensitive), as `MHD_lookup_connection_value` finds it.
+/// which walks the whole list again. It also spots any folded field (obs-fold): 0.9.75 appends
+/// the continuation to the field's *name* (`Transfer-Encoding:` CRLF ` chunked` becomes
+/// `Transfer-Encodingchunked`, `Content: 5` CRLF ` -Length` becomes `Content-Length`), where a
+/// proxy that unfolds it reads another field. A value is the first field of its name
+/// (case-insensitive), as `MHD_lookup_connection_value` finds it.
 void CMicroHTTPD_read_head(struct MHD_Connection *connection, CMicroHTTPD_RequestHead *head);
 
 #endif

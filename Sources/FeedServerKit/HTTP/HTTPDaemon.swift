@@ -715,13 +715,15 @@ private func ambiguousFraming(_ conflict: CMicroHTTPD_Framing) -> HTTPResponse? 
 private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContext,
                             method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, startNanos: Int64?) -> (queued: MHD_Result, corked: Bool)? {
     guard let answers = context.preparedAnswers, !context.closing.load(ordering: .acquiring) else { return nil }
+    // Read again (the first call's pass): a bodyless request keeps nothing between its calls,
+    // and one pass over a few fields costs less than the state that would keep it.
     var fields = CMicroHTTPD_RequestHead()
     CMicroHTTPD_read_head(connection, &fields)
     // A client's X-Request-Id is echoed in the answer: built per request, by the pipeline.
     guard RequestID.sane(fields.request_id) == nil else { return nil }
     let head = RequestHead(method: method, path: url, ifNoneMatch: fields.if_none_match, hasQuery: fields.has_query != 0)
     guard let answer = answers(head) else { return nil }
-    let corked = answer.sendsFile && CMicroHTTPD_set_cork(connection, 1) != 0
+    let corked = corkForFile(connection, answer.sendsFile)
     // libmicrohttpd takes its own reference while queueing; until then the owner keeps it alive.
     let queued = withExtendedLifetime(answer.owner) { MHD_queue_response(connection, UInt32(answer.status), answer.handle) }
     if context.log.isEnabled, let startNanos {
@@ -731,15 +733,18 @@ private func preparedAnswer(_ connection: OpaquePointer, _ context: DaemonContex
     return (queued, corked)
 }
 
+/// Corks the socket for an answer that sends a file (`CMicroHTTPD_set_cork`), so its header leaves
+/// with the file's first bytes; whether it did (the completion callback then uncorks).
+private func corkForFile(_ connection: OpaquePointer, _ sendsFile: Bool) -> Bool {
+    sendsFile && CMicroHTTPD_set_cork(connection, 1) != 0
+}
+
 private func respond(_ connection: OpaquePointer, _ context: DaemonContext, _ pending: PendingRequest,
                      method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, _ response: HTTPResponse) -> MHD_Result {
     let clientID = pending.clientRequestID(connection)
     if !response.isCounted { context.countAnswer?(String(cString: method), response.status, response.bodyByteCount) }
     if case .stream(let stream) = response.body { stream.attach(connection) }
-    if response.sendsFile, strcmp(method, "HEAD") != 0 {
-        // The header leaves with the file's first bytes (`CMicroHTTPD_set_cork`); uncorked on completion.
-        pending.corked = CMicroHTTPD_set_cork(connection, 1) != 0
-    }
+    pending.corked = corkForFile(connection, response.sendsFile && strcmp(method, "HEAD") != 0)
     let queued: MHD_Result
     let closing = context.closing.load(ordering: .acquiring)
     if clientID == nil, !closing, let prepared = response.prepared?.handle(for: response, statesLength: context.notModifiedStatesLength) {
