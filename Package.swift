@@ -13,14 +13,17 @@ let package = Package(
     // SwiftPM names when pkg-config cannot find a library on a Mac. The macOS build is not built
     // or tested here (docs/recipes.md: the container is the verified way on a Mac).
     targets: [
-        // libmicrohttpd as found by pkg-config; headers only, no code of ours.
+        // MARK: C libraries
+
+        // libmicrohttpd as found by pkg-config; headers only.
         .systemLibrary(
             name: "CMicroHTTPDSystem",
             path: "Sources/CMicroHTTPD/System",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
-        // Thin C shim: wrappers for libmicrohttpd's variadic calls. No policy.
+        // C only: wrappers for libmicrohttpd's variadic calls, and single passes over its parsed
+        // request fields where Swift would allocate; what each pass decides is in its header.
         .target(
             name: "CMicroHTTPD",
             dependencies: ["CMicroHTTPDSystem"],
@@ -34,8 +37,8 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
-        // libarchive as found by pkg-config: the tar archives of `/feeds/{group}/archive`. Headers
-        // plus inline file-type helpers (libarchive's AE_IF* macros carry casts Swift cannot import).
+        // libarchive as found by pkg-config, plus inline file-type helpers (libarchive's AE_IF*
+        // macros carry casts Swift cannot import).
         .systemLibrary(
             name: "CArchive",
             pkgConfig: "libarchive",
@@ -48,7 +51,7 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"]), .brew(["vips"])]
         ),
-        // Thin C shim over libvips: wrappers for its variadic calls, loader block list. No policy.
+        // C only: wrappers for libvips' variadic calls, the loader block list.
         .target(
             name: "CVips",
             dependencies: ["CVipsSystem"],
@@ -56,24 +59,42 @@ let package = Package(
             exclude: ["System"],
             linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]
         ),
+
+        // MARK: Libraries
+
+        // Locks, a condition, threads, the work pool, the monotonic clock: pthread-based, return
+        // codes checked; one home for every primitive the other targets share.
+        .target(name: "ConcurrencyPrimitives"),
+        // The heart, usable without the server: format v1, publish, read, retention, rotation,
+        // lint, faults, seed layout, uploads. No HTTP, no libvips, no libarchive.
+        .target(
+            name: "FeedStore",
+            dependencies: [
+                "ConcurrencyPrimitives",
+                .target(name: "CLibCrypto", condition: .when(platforms: [.linux])),
+            ]
+        ),
         // Image decoding, downsampling and encoding for the asset budget (the only libvips user).
         .target(
             name: "FeedImaging",
-            dependencies: ["FeedStore", "CVips"]
+            dependencies: ["FeedStore", "CVips", "ConcurrencyPrimitives"]
         ),
+        // Tar archives of a group (the only libarchive user): reading entries, writing them.
         .target(
-            name: "FeedStore",
-            dependencies: [.target(name: "CLibCrypto", condition: .when(platforms: [.linux]))]
+            name: "FeedArchive",
+            dependencies: ["FeedStore", "CArchive"]
         ),
+        // HTTP on libmicrohttpd: the daemon, the request state machine, the request and response
+        // model, body streaming, slow-client deadlines. Knows nothing of feeds.
         .target(
-            name: "FeedStoreTesting",
-            dependencies: ["FeedStore"]
+            name: "HTTPTransport",
+            dependencies: ["CMicroHTTPD", "ConcurrencyPrimitives"]
         ),
-        // Everything the server does: HTTP on libmicrohttpd, routes, live updates, CLI parsing.
+        // The application: router, pipeline, problems, routes, caches, live updates, seeds, CLI.
         // A library so tests and fuzz targets can reach it; the executable is only `main`.
         .target(
             name: "FeedServerKit",
-            dependencies: ["FeedStore", "FeedImaging", "CMicroHTTPD", "CArchive"],
+            dependencies: ["HTTPTransport", "FeedStore", "FeedImaging", "FeedArchive", "ConcurrencyPrimitives"],
             // The preview pages are compiled into the binary, so a container needs no extra files.
             resources: [.embedInCode("Preview/preview.html"), .embedInCode("Preview/index.html")]
         ),
@@ -81,11 +102,39 @@ let package = Package(
             name: "FeedServer",
             dependencies: ["FeedServerKit"]
         ),
-        // Fuzzing (docs/testing.md). The property checks of every fuzz target, shared by the
-        // fuzzer and the corpus replay test; `@testable import FeedServerKit`, so debug builds only.
+
+        // MARK: Testing libraries (never linked into the server)
+
+        // Fakes for the store: in-memory and recording file systems, counting notifier, fixed clock.
+        .target(
+            name: "FeedStoreTesting",
+            dependencies: ["FeedStore", "ConcurrencyPrimitives"]
+        ),
+        // A responder answered by a closure, for tests and fuzz targets of the transport alone.
+        .target(
+            name: "HTTPTransportTesting",
+            dependencies: ["HTTPTransport"]
+        ),
+        // Synthetic images made by libvips (C), for tests and benchmarks.
+        .target(
+            name: "CVipsTesting",
+            dependencies: ["CVips", "CVipsSystem"],
+            path: "Sources/CVipsTesting"
+        ),
+        .target(
+            name: "FeedImagingTesting",
+            dependencies: ["FeedImaging", "CVips", "CVipsTesting"]
+        ),
+
+        // MARK: Fuzzing (docs/testing.md)
+
+        // The property checks of every fuzz target, shared by the fuzzer and the corpus replay
+        // test; `@testable import FeedServerKit`, so debug builds only.
         .target(
             name: "FuzzChecks",
-            dependencies: ["FeedStore", "FeedStoreTesting", "FeedServerKit"],
+            dependencies: [
+                "FeedStore", "FeedStoreTesting", "FeedServerKit", "HTTPTransport", "HTTPTransportTesting", "FeedArchive",
+            ],
             path: "Fuzz/Sources/FuzzChecks"
         ),
         // libFuzzer's driver entry point, declared only: its code comes with -sanitize=fuzzer.
@@ -96,15 +145,26 @@ let package = Package(
             dependencies: ["FuzzChecks", "CLibFuzzer"],
             path: "Fuzz/Sources/FeedFuzz"
         ),
+
+        // MARK: Tests
+
+        .testTarget(
+            name: "ConcurrencyPrimitivesTests",
+            dependencies: ["ConcurrencyPrimitives"]
+        ),
         .testTarget(
             name: "FeedStoreTests",
-            dependencies: ["FeedStore", "FeedStoreTesting"],
+            dependencies: ["FeedStore", "FeedStoreTesting", "ConcurrencyPrimitives"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "FeedImagingTests",
-            dependencies: ["FeedImaging", "FeedStore"],
+            dependencies: ["FeedImaging", "FeedImagingTesting", "FeedStore"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "HTTPTransportTests",
+            dependencies: ["HTTPTransport", "HTTPTransportTesting", "ConcurrencyPrimitives"]
         ),
         .testTarget(
             name: "FuzzCorpusTests",
@@ -112,7 +172,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedServerTests",
-            dependencies: ["FeedServer", "FeedServerKit", "FeedStore", "FeedStoreTesting", "FeedImaging", "CVips", "CArchive"]
+            dependencies: [
+                "FeedServer", "FeedServerKit", "HTTPTransport", "FeedStore", "FeedStoreTesting", "FeedImaging",
+                "FeedImagingTesting", "FeedArchive", "ConcurrencyPrimitives", "CArchive",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -84,8 +84,8 @@ static size_t trimmed_length(const char *value) {
 // line: in place in the read buffer, after the name, the NUL that replaced the colon, and any
 // spaces or tabs. A folded line (obs-fold, RFC 9112 §5.2) is appended to the *name*, which is
 // moved for it, so its value is elsewhere: `Content: 36` CRLF ` -Length` becomes a field named
-// `Content-Length` that a proxy which unfolds it reads as `Content: 36 -Length` (a hostile review
-// smuggled a request so). Every fold is refused, as §5.2 allows.
+// `Content-Length` that a proxy which unfolds it reads as `Content: 36 -Length`, so the two frame
+// the body differently. Every fold is refused, as §5.2 allows.
 static int follows_its_name(const char *key, const char *value) {
     const char *after = key + strlen(key) + 1;
     while (after < value && (*after == ' ' || *after == '\t')) after++;
@@ -105,8 +105,9 @@ struct head_scan {
 // 0.9.75 stores a folded framing field under a longer name, the field's own run together with
 // more text (`Transfer-Encoding:` CRLF ` chunked` becomes `Transfer-Encodingchunked`), and not only
 // when the first line is empty: `Content-Length: 35,` CRLF ` 35` loses its length too. A fold
-// cannot be told from another field by its value (a hostile review smuggled a request past such a
-// test), so `Content-Length-Hint` and the like are refused with it; no registered field is named so.
+// cannot be told from another field by its value (`Content-Length: 35,` CRLF ` 35` has a value a
+// test on values lets through), so `Content-Length-Hint` and the like are refused with it; no
+// registered field is named so.
 static int names_field(const char *key, const char *name, size_t length, int *longer) {
     if (strncasecmp(key, name, length) != 0) return 0;
     *longer = key[length] != '\0';
@@ -135,13 +136,19 @@ static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char
     if (value != NULL && !follows_its_name(key, value)) scan->folded = 1;
     static const char length_name[] = "content-length", coding_name[] = "transfer-encoding";
     static const char match_name[] = "if-none-match", id_name[] = "x-request-id";
+    static const char type_name[] = "content-type", expect_name[] = "expect";
     int longer = 0;
     // The first letter picks the one name a field can be, so most fields cost one comparison.
     switch (key[0] | 0x20) {
     case 'c':
         if (names_field(key, length_name, sizeof length_name - 1, &longer)) {
             if (longer) scan->folded = 1; else scan_length(scan, value);
+        } else if (head->content_type == NULL && strcasecmp(key, type_name) == 0) {
+            head->content_type = value ? value : "";
         }
+        break;
+    case 'e':
+        if (head->expect == NULL && strcasecmp(key, expect_name) == 0) head->expect = value ? value : "";
         break;
     case 't':
         if (names_field(key, coding_name, sizeof coding_name - 1, &longer)) {

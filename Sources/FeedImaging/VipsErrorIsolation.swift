@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ConcurrencyPrimitives
 
 /// Gives each failing libvips call its own error text.
 ///
@@ -38,42 +39,5 @@ enum VipsErrorIsolation {
         defer { CVips_free_string(text) }
         let message = String(cString: text)
         return message.isEmpty ? "unknown libvips error" : message
-    }
-}
-
-/// Owns one `pthread_rwlock_t` (initialised in init, destroyed in deinit).
-final class ReadWriteLock: @unchecked Sendable {
-    // pthread locks must not move: the lock lives in its own allocation.
-    private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
-
-    init() {
-        var attributes = pthread_rwlockattr_t()
-        pthread_rwlockattr_init(&attributes)
-        #if canImport(Glibc)
-        // glibc prefers readers by default: a failing call could then wait for an exclusive turn
-        // for as long as other images keep decoding. No caller takes the lock recursively.
-        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
-        #endif
-        pthread_rwlock_init(lock, &attributes)
-        pthread_rwlockattr_destroy(&attributes)
-    }
-
-    /// Runs `body` holding the lock shared (`pthread_rwlock_rdlock`).
-    func shared<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_rwlock_rdlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
-        return try body()
-    }
-
-    /// Runs `body` holding the lock exclusively (`pthread_rwlock_wrlock`).
-    func exclusive<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_rwlock_wrlock(lock)
-        defer { pthread_rwlock_unlock(lock) }
-        return try body()
-    }
-
-    deinit {
-        pthread_rwlock_destroy(lock)
-        lock.deallocate()
     }
 }

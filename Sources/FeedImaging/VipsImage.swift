@@ -2,22 +2,28 @@ import CVips
 import FeedStore
 
 /// Owns one libvips image (`CVips_Image`, released with `CVips_image_free` in deinit).
-final class VipsImage {
-    let handle: OpaquePointer
+/// `package`: the testing target makes and inspects images through it too.
+package final class VipsImage {
+    /// The image, owned.
+    package let handle: OpaquePointer
 
     /// Takes ownership of the handle `make` returns (a shim call); throws that call's own
     /// libvips error text when it returns NULL.
-    init(_ action: String, _ make: () -> OpaquePointer?) throws(AssetEncodingError) {
+    package init(_ action: String, _ make: () -> OpaquePointer?) throws(AssetEncodingError) {
         handle = try VipsErrorIsolation.run(action, make)
     }
 
-    var width: Int { Int(CVips_image_width(handle)) }
-    var height: Int { Int(CVips_image_height(handle)) }
-    var bands: Int { Int(CVips_image_bands(handle)) }
-    var hasAlpha: Bool { CVips_image_has_alpha(handle) != 0 }
+    /// Width in pixels.
+    package var width: Int { Int(CVips_image_width(handle)) }
+    /// Height in pixels.
+    package var height: Int { Int(CVips_image_height(handle)) }
+    /// Bands (3 RGB, 4 RGBA...).
+    package var bands: Int { Int(CVips_image_bands(handle)) }
+    /// Whether the last band is alpha.
+    package var hasAlpha: Bool { CVips_image_has_alpha(handle) != 0 }
 
     /// One pixel's band values (`vips_getpoint`).
-    func pixel(x: Int, y: Int) -> [Double] {
+    package func pixel(x: Int, y: Int) -> [Double] {
         var values: (Double, Double, Double, Double) = (0, 0, 0, 0)
         let count = VipsErrorIsolation.runQuietly {
             withUnsafeMutableBytes(of: &values) { raw in
@@ -28,13 +34,13 @@ final class VipsImage {
     }
 
     /// Encodes as JPEG (`vips_jpegsave_buffer`), metadata stripped unless `strip` is false.
-    func jpeg(quality: Int, progressive: Bool = false, strip: Bool = true) throws(AssetEncodingError) -> [UInt8] {
+    package func jpeg(quality: Int, progressive: Bool = false, strip: Bool = true) throws(AssetEncodingError) -> [UInt8] {
         try Vips.collect("JPEG encoding") { CVips_save_jpeg(handle, Int32(quality), progressive ? 1 : 0, strip ? 1 : 0, $0, $1) }
     }
 
     /// Encodes as PNG (`vips_pngsave_buffer`), alpha kept, metadata stripped unless `strip` is
     /// false; `palette` writes an 8-bit palette PNG.
-    func png(strip: Bool = true, palette: Bool = false) throws(AssetEncodingError) -> [UInt8] {
+    package func png(strip: Bool = true, palette: Bool = false) throws(AssetEncodingError) -> [UInt8] {
         try Vips.collect("PNG encoding") { CVips_save_png(handle, strip ? 1 : 0, palette ? 1 : 0, $0, $1) }
     }
 

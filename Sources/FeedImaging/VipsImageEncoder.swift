@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ConcurrencyPrimitives
 
 /// The asset budget's encoder, on libvips: JPEG and PNG in, sRGB JPEG or PNG out, oriented,
 /// metadata stripped, deterministic (same source and settings, same bytes).

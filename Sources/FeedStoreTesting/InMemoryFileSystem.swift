@@ -1,4 +1,5 @@
 import FeedStore
+import ConcurrencyPrimitives
 
 /// A `FileSystem` kept in memory: the "in-memory storage" test double (WidgetBridge ships one too).
 ///

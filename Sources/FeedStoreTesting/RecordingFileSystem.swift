@@ -1,4 +1,5 @@
 import FeedStore
+import ConcurrencyPrimitives
 
 /// Wraps a `FileSystem` and records every mutating or flushing operation in order, to prove
 /// that files and folders are flushed before the rename that makes them visible.

@@ -1,4 +1,5 @@
 import FeedStore
+import ConcurrencyPrimitives
 
 /// A clock that says what the test tells it to ("injectable clock").
 public final class FixedClock: FeedClock, @unchecked Sendable {

@@ -2,6 +2,7 @@ import FeedImaging
 import FeedStore
 import Foundation
 import Testing
+import FeedImagingTesting
 
 /// Every pixel layout a user can upload goes through the budget as a real image: decoded,
 /// converted to 8-bit sRGB, re-encoded, and the marker still where it was.

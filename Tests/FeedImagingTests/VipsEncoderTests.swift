@@ -5,6 +5,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import FeedImagingTesting
 
 /// The libvips encoder on images the tests make through libvips itself.
 @Suite struct VipsEncoderTests {

@@ -3,6 +3,8 @@ import FeedImaging
 import FeedStore
 import Foundation
 import Testing
+import FeedArchive
+import FeedImagingTesting
 
 /// A tar built by hand (ustar headers), so hostile entries can be written exactly.
 struct HandTar {
@@ -218,7 +220,7 @@ struct HandTar {
     }
 
     @Test func tooManyEntriesIs413() throws {
-        try withTestServer(configure: { $0.maxParts = 3 }) { _, client in
+        try withTestServer(configure: { $0.transport.maxParts = 3 }) { _, client in
             var tar = HandTar()
             tar.entry("payload.json", data: Array("{}".utf8))
             for index in 0..<4 { tar.entry("assets/\(index).jpg", data: Self.photo) }
@@ -230,7 +232,7 @@ struct HandTar {
     }
 
     @Test func moreUnpackedBytesThanTheBodyLimitIs413() throws {
-        try withTestServer(configure: { $0.maxBodyBytes = 64 << 10 }) { _, client in
+        try withTestServer(configure: { $0.transport.maxBodyBytes = 64 << 10 }) { _, client in
             var tar = HandTar()
             tar.entry("payload.json", data: Array("{}".utf8))
             // The header claims 1 MiB; the body itself is small enough to be admitted.
@@ -243,7 +245,7 @@ struct HandTar {
     }
 
     @Test func aRestoreIsJudgedFromItsHead() throws {
-        try withTestServer(configure: { $0.token = "secret"; $0.maxBodyBytes = 4096 }) { _, client in
+        try withTestServer(configure: { $0.token = "secret"; $0.transport.maxBodyBytes = 4096 }) { _, client in
             var tar = HandTar()
             tar.entry("payload.json", data: Array(#"{"ok":true}"#.utf8))
             let anonymous = try putTar(client, "/feeds/g/archive", tar.finished)

@@ -3,6 +3,7 @@ import FeedImaging
 import FeedStore
 import Foundation
 import Testing
+import FeedImagingTesting
 
 /// Multipart publishes with real images, and asset serving, against the live server.
 @Suite struct AssetRoutesTests {
@@ -129,7 +130,7 @@ import Testing
     }
 
     @Test func malformedUploadsAreRefused() throws {
-        try withTestServer(configure: { $0.maxParts = 4 }) { _, client in
+        try withTestServer(configure: { $0.transport.maxParts = 4 }) { _, client in
             var noPayload = MultipartBody()
             noPayload.file("a", filename: "a.jpg", Self.photo)
             #expect(try client.putMultipart("/feeds/g", noPayload).status == 400)

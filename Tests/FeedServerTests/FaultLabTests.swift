@@ -3,6 +3,7 @@ import FeedImaging
 import FeedStore
 import Foundation
 import Testing
+import FeedImagingTesting
 
 /// The fault lab against the real server: every kind written on disk as the real failure
 /// leaves it, `readerServes` checked by an independent read of the folder (`ReferenceReader`),
@@ -300,7 +301,7 @@ import Testing
         }
         #expect(try parsed([])?.faultLab == false)
         #expect(try parsed(["--fault-lab"])?.faultLab == true)
-        #expect(try parsed(["--fault-lab", "--port", "0"])?.port == 0, "a switch takes no value")
+        #expect(try parsed(["--fault-lab", "--port", "0"])?.transport.port == 0, "a switch takes no value")
         #expect(try parsed(["--fault-lab=off"], ["FEED_SERVER_FAULT_LAB": "on"])?.faultLab == false)
         #expect(try parsed([], ["FEED_SERVER_FAULT_LAB": "on"])?.faultLab == true)
         #expect(throws: (any Error).self) { try parsed(["--fault-lab=maybe"]) }

@@ -81,7 +81,7 @@ import Testing
             #expect(ok.header("Access-Control-Allow-Origin") == "http://localhost:3000")
         }
         // --not-modified-length zero, for clients that read a 304's Content-Length as a body length.
-        try withTestServer(configure: { $0.notModifiedStatesLength = false }) { server, client in
+        try withTestServer(configure: { $0.transport.notModifiedStatesLength = false }) { server, client in
             let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
             let connection = try HTTPTestConnection(port: server.port)
             let revalidate = "GET /feeds/g HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \(tag)\r\n\r\n"
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func errorsAreProblemDetails() throws {
-        try withTestServer(configure: { $0.maxBodyBytes = 1024 }) { _, client in
+        try withTestServer(configure: { $0.transport.maxBodyBytes = 1024 }) { _, client in
             _ = try client.put("/feeds/g", json: #"{"ok":true}"#)
 
             let invalid = try client.put("/feeds/g", json: #"{"a": [1, 2,]}"#)
@@ -191,7 +191,7 @@ import Testing
     }
 
     @Test func chunkedBodiesOverTheLimitAreRefused() throws {
-        try withTestServer(configure: { $0.maxBodyBytes = 64 }) { server, _ in
+        try withTestServer(configure: { $0.transport.maxBodyBytes = 64 }) { server, _ in
             let connection = try HTTPTestConnection(port: server.port)
             let chunk = String(repeating: "1,", count: 50)
             let body = "[\(chunk)1]"

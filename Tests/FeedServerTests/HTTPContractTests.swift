@@ -2,6 +2,7 @@
 import FeedStore
 import Foundation
 import Testing
+import ConcurrencyPrimitives
 
 /// Conditional writes, DELETE, listings, tokens, CORS, request ids and metrics, end to end.
 @Suite struct HTTPContractTests {

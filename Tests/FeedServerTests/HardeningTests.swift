@@ -7,6 +7,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import FeedImagingTesting
 
 /// Regression tests for the hardening issue, against the real `feed-server` binary where the
 /// defect lived in the process (a trap, an abort at shutdown) and the in-process server elsewhere.
@@ -276,7 +277,7 @@ import Glibc
     }
 
     @Test func aClientThatSendsItsWholeBodyBeforeReadingGetsThe413() throws {
-        try withTestServer(configure: { $0.maxBodyBytes = 100_000 }) { server, client in
+        try withTestServer(configure: { $0.transport.maxBodyBytes = 100_000 }) { server, client in
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: 3_000_000)
             // Declared length: the body is read and dropped, then the 413 problem arrives.
             let declared = try HTTPTestConnection(port: server.port)

@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func threeHundredWaitersHeldByTwoThreadsAllWakeOnOnePublish() throws {
-        try withTestServer(configure: { $0.threads = 2 }) { server, client in
+        try withTestServer(configure: { $0.transport.threads = 2 }) { server, client in
             let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
             let threadsBefore = try threadCount()
             let connections = try (0..<300).map { _ in try HTTPTestConnection(port: server.port) }

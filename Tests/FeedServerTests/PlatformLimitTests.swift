@@ -3,6 +3,7 @@ import FeedImaging
 import FeedStore
 import Foundation
 import Testing
+import FeedImagingTesting
 
 /// Platform-limit warnings on every publish (docs/widget-limits.md), against the real server.
 @Suite struct PlatformLimitTests {

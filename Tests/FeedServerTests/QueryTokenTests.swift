@@ -2,6 +2,7 @@
 import CMicroHTTPD
 import Foundation
 import Testing
+import HTTPTransport
 
 /// The read token as an `access_token` query parameter: what `EventSource` can send. Accepted on
 /// the event stream and the long-poll only, refused everywhere else, never in the access log.

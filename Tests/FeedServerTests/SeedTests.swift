@@ -3,6 +3,7 @@ import FeedImaging
 import FeedStore
 import Foundation
 import Testing
+import FeedImagingTesting
 
 /// `--seed` and `--watch` against the real server, with real files and images.
 @Suite struct SeedTests {
@@ -160,7 +161,7 @@ import Testing
         try seed.write("light", "payload.json", #"{"images":["a.jpg"]}"#)
         try seed.write("light", "assets/a.jpg", Self.photo)
         let limit = Self.photo.count * 3 / 2
-        try withTestServer(configure: { $0.seed = seed.path; $0.maxBodyBytes = limit }) { (_: Server, client: HTTPTestClient) throws in
+        try withTestServer(configure: { $0.seed = seed.path; $0.transport.maxBodyBytes = limit }) { (_: Server, client: HTTPTestClient) throws in
             #expect(try client.get("/feeds/heavy").status == 404, "two photos together are over the limit")
             #expect(try client.get("/feeds/light").status == 200, "one photo is within it")
         }
@@ -206,9 +207,9 @@ import Testing
     @Test func aSeedFolderThatIsNoFolderStopsTheStart() throws {
         let seed = Seed()
         var options = ServerOptions()
-        options.port = 0
+        options.transport.port = 0
         options.root = seed.scratch.path + "/data"
-        options.accessLog = false
+        options.transport.accessLog = false
         options.seed = seed.scratch.path + "/missing"
         #expect(throws: Server.StartError.self) { _ = try Server(options: options) }
         #expect(throws: ServerOptions.UsageError.self) { _ = try ServerOptions.parse(["--watch"], environment: [:]) }

@@ -2,6 +2,7 @@
 import FeedImaging
 import Foundation
 import Testing
+import FeedImagingTesting
 
 /// The flush order of one publish, read from the system calls of the real binary (strace).
 @Suite struct SyscallTraceTests {

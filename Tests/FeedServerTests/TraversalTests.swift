@@ -2,6 +2,7 @@
 import FeedImaging
 import Foundation
 import Testing
+import FeedImagingTesting
 
 /// Hostile asset paths against the live server: no byte outside a generation's assets is ever
 /// served, and no request gets a 5xx.

@@ -2,6 +2,7 @@
 import FeedStore
 import Foundation
 import Testing
+import ConcurrencyPrimitives
 
 /// The upload area when several servers share one root (as two processes on a simulator's App
 /// Group folder do): each has its own folder, and a start removes only what a process that is
@@ -39,7 +40,7 @@ import Testing
 
         let prepared = Lock(false)
         let area = UploadArea(root: scratch.path)
-        DetachedThread.start {
+        try DetachedThread.start {
             try? area.prepare()
             prepared.withLock { $0 = true }
         }

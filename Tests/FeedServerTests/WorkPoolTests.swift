@@ -4,32 +4,13 @@ import FeedStore
 import Foundation
 import Synchronization
 import Testing
+import ConcurrencyPrimitives
+import FeedImagingTesting
 
 /// Slow handlers run on the work pool: libmicrohttpd's threads keep answering meanwhile.
 @Suite struct WorkPoolTests {
-    /// Pool jobs, and the threads they start (as image preparation does), run in Linux's idle
-    /// scheduling class, below every thread that answers reads.
-    @Test func jobsAndTheThreadsTheyStartRunInTheIdleClass() throws {
-        let pool = WorkPool(threads: 1, queueLimit: 4)
-        defer { pool.stop() }
-        let policies = Lock<(job: Int32, child: Int32)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        #expect(pool.submit {
-            let child = Lock<Int32>(-1)
-            DetachedThread.start { child.withLock { $0 = sched_getscheduler(0) } }
-            while child.withLock({ $0 }) == -1 { usleep(1_000) }
-            policies.withLock { $0 = (sched_getscheduler(0), child.withLock { $0 }) }
-            done.signal()
-        })
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        let observed = try #require(policies.withLock { $0 })
-        #expect(observed.job == 5, "SCHED_IDLE")
-        #expect(observed.child == 5, "inherited by threads the job starts")
-        #expect(sched_getscheduler(0) == 0, "the caller stays SCHED_OTHER")
-    }
-
     @Test func readsAreAnsweredWhileAPhotoPublishRunsOnTheOnlyHTTPThread() throws {
-        try withTestServer(configure: { $0.threads = 1 }) { server, client in
+        try withTestServer(configure: { $0.transport.threads = 1 }) { server, client in
             #expect(try client.put("/feeds/other", json: "[1]").status == 201)
             var body = MultipartBody()
             body.field("payload", #"{"photos":4}"#, contentType: "application/json")
@@ -64,20 +45,5 @@ import Testing
             try waitUntil(seconds: 60) { publishDone.load(ordering: .sequentiallyConsistent) }
             #expect(try client.get("/feeds/photos").status == 200)
         }
-    }
-
-    @Test func aFullQueueIsA503WithRetryAfter() throws {
-        let pool = WorkPool(threads: 1, queueLimit: 2)
-        let release = Atomic<Bool>(false)
-        let started = Atomic<Int>(0)
-        #expect(pool.submit { started.add(1, ordering: .relaxed); while !release.load(ordering: .relaxed) { usleep(1000) } })
-        try waitUntil { started.load(ordering: .relaxed) == 1 }
-        #expect(pool.submit {})
-        #expect(pool.submit {})
-        #expect(!pool.submit {}, "queue full")
-        release.store(true, ordering: .relaxed)
-        try waitUntil { pool.waiting == 0 }
-        pool.stop()
-        #expect(!pool.submit {}, "stopped")
     }
 }

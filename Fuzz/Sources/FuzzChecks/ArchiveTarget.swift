@@ -1,5 +1,6 @@
 @testable import FeedServerKit
 import FeedStore
+import FeedArchive
 
 /// Tar archives through libarchive (`TarReader`) and `ArchiveRoutes.unpack`, the checks a
 /// `PUT /feeds/{group}/archive` body goes through before anything is published.

@@ -1,5 +1,6 @@
 @testable import FeedServerKit
 import FeedStore
+import HTTPTransport
 
 /// `If-Match` / `If-None-Match` lists. The input is one header value, or two separated by a NUL
 /// byte (If-Match, then If-None-Match) for the write precondition.

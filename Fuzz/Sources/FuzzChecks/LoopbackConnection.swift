@@ -2,6 +2,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPTransport
 
 /// A keep-alive HTTP/1.1 connection to a server on 127.0.0.1, just enough for fuzzing it: send
 /// one request, read one response with a Content-Length body. Reconnects when the server closed.

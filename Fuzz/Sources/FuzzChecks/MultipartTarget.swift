@@ -1,5 +1,8 @@
 @testable import FeedServerKit
 import FeedStore
+import ConcurrencyPrimitives
+import HTTPTransport
+import HTTPTransportTesting
 
 /// `multipart/form-data` bodies through the real daemon: libmicrohttpd's post processor feeding
 /// `MultipartCollector`, over a loopback connection to an in-process `HTTPDaemon` whose handler
@@ -23,17 +26,19 @@ enum MultipartTarget {
 
     /// The daemon and a connection to it, started on first use.
     private static let server: (daemon: HTTPDaemon, connection: LoopbackConnection)? = {
-        var settings = DaemonSettings()
+        var settings = TransportSettings()
         settings.port = 0
         settings.threads = 2
         settings.maxParts = maxParts
         settings.maxBodyBytes = 1 << 20
-        guard let daemon = try? HTTPDaemon(settings: settings, log: AccessLog(enabled: false), handler: { request in
+        settings.accessLog = false
+        let responder = ClosureResponder { request in
             // Recorded under the request's number (its path), and echoed: a check reads the parts
             // of its own request, and a response that answers another request is a finding.
             received.withLock { $0[request.rawPath] = request.parts }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array(request.rawPath.utf8))
-        }) else { return nil }
+        }
+        guard let daemon = try? HTTPDaemon(settings: settings, uploads: nil, responder: responder) else { return nil }
         return (daemon, LoopbackConnection(port: daemon.port))
     }()
 

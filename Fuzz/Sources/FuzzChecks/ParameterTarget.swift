@@ -1,6 +1,7 @@
 @testable import FeedServerKit
 import FeedStore
 import FeedStoreTesting
+import HTTPTransport
 
 /// Query and header parameters, through the same lookup and decoding the daemon uses
 /// (`RequestFields`) and into the parsers and handlers that read them.

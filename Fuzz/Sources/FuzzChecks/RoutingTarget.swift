@@ -1,5 +1,6 @@
 @testable import FeedServerKit
 import FeedStore
+import HTTPTransport
 
 /// Request paths: splitting into segments, percent-decoding each once, and the asset route's
 /// path safety (safe names only, so the file path never leaves the generation's assets).

@@ -83,11 +83,17 @@ typedef struct {
     int transfer_encodings;          ///< How many Transfer-Encoding fields there are (RFC 9110 §5.3: one list).
     const char *if_none_match;       ///< The first If-None-Match (NULL: none).
     const char *request_id;          ///< The first X-Request-Id (NULL: none).
+    const char *content_type;        ///< The first Content-Type (NULL: none).
+    const char *expect;              ///< The first Expect (NULL: none).
     int has_query;                   ///< Non-zero when the URL has at least one query argument.
 } CMicroHTTPD_RequestHead;
 
-/// Reads a request head's framing, conditional and request-id fields and whether it has a query,
-/// and looks at every Content-Length and Transfer-Encoding field for a conflict.
+/// Reads a request head's framing, conditional, request-id, content-type and expect fields and
+/// whether it has a query, and looks at every Content-Length and Transfer-Encoding field for a
+/// conflict.
+///
+/// Decides: `framing` (a conflict, or a fold anywhere in the head). Everything else is reported
+/// as found; the Swift side judges it.
 ///
 /// Exists because it runs on every request: one C iterator over libmicrohttpd's parsed fields
 /// (`MHD_get_connection_values`) costs no allocation and replaces a lookup per field, each of

@@ -6,6 +6,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ConcurrencyPrimitives
+import HTTPTransport
 
 /// The running service: the store, the routes and the HTTP daemon, wired together.
 final class Server: Sendable {
@@ -31,8 +33,9 @@ final class Server: Sendable {
     init(options: ServerOptions) throws {
         self.options = options
         // One limit for writing and reading a feed.json (payload plus envelope).
-        let configuration = FeedStoreConfiguration(keepPrevious: options.keepPrevious, gracePeriodMs: Int64(options.graceSeconds) * 1000,
-                                                   maxFeedBytes: options.maxPayloadBytes)
+        let configuration = FeedStoreConfiguration(
+            keepPrevious: options.keepPrevious, gracePeriodMs: Int64(options.graceSeconds) * 1000,
+            maxFeedBytes: options.maxPayloadBytes)
         let broadcaster = PublishBroadcaster()
         let store = FeedStore(root: options.root, configuration: configuration, notifier: broadcaster)
         do {
@@ -55,15 +58,21 @@ final class Server: Sendable {
         } catch {
             throw StartError(description: "\(error)")
         }
-        let threads = options.threads > 0 ? options.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        var transport = options.transport
+        if transport.threads <= 0 { transport.threads = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+        let threads = transport.threads
         let metrics = Metrics()
         self.metrics = metrics
         // Publishes prepare their images on every core themselves; two workers keep a DELETE or
         // a listing from queueing behind one long photo publish.
-        let pool = WorkPool(threads: max(2, threads), queueLimit: 1024)
+        let pool = try Self.starting("the work pool") { () throws(ThreadStartError) in
+            try WorkPool(threads: max(2, threads), queueLimit: 1024)
+        }
         self.pool = pool
         let cache = FeedResponseCache(store: store)
-        let waiters = Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
+        let waiters = try Self.starting("the waiters' watcher") { () throws(ThreadStartError) in
+            try Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
+        }
         self.waiters = waiters
         // Weak: the store holds the broadcaster and the waiters hold the store (through the
         // cache), so a strong capture would keep every part of a stopped server alive.
@@ -72,17 +81,21 @@ final class Server: Sendable {
             let hook = PublishHook(command: command)
             broadcaster.add { hook.run(for: $0) }
         }
-        let feeds = FeedRoutes(store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
-                               maxBodyBytes: options.maxBodyBytes, lint: FeedLint(androidScreen: options.androidScreen))
+        let feeds = FeedRoutes(
+            store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
+            maxBodyBytes: transport.maxBodyBytes, lint: FeedLint(androidScreen: options.androidScreen))
         // --seed: every group published before the first request; --watch follows edits.
         var watcher: SeedWatcher?
         if let seed = options.seed {
-            let seeds = SeedPublisher(folder: SeedFolder(path: seed), store: store, encoder: encoder, threads: threads,
-                                      maxAssets: options.maxParts, maxAssetBytes: options.maxBodyBytes)
+            let seeds = SeedPublisher(
+                folder: SeedFolder(path: seed), store: store, encoder: encoder, threads: threads,
+                maxAssets: transport.maxParts, maxAssetBytes: transport.maxBodyBytes)
             if options.watch { watcher = try SeedWatcher(publisher: seeds) }
             // On a lowered thread: the libvips workers it starts stay for later publishes.
-            let seeded = ThreadPriority.runLowered { () -> Result<Void, SeedError> in
-                Result { () throws(SeedError) in try seeds.publishAll() }
+            let seeded = try Self.starting("seeding") { () throws(ThreadStartError) in
+                try ThreadPriority.runLowered { () -> Result<Void, SeedError> in
+                    Result { () throws(SeedError) in try seeds.publishAll() }
+                }
             }
             if case .failure(let error) = seeded {
                 throw StartError(description: "--seed '\(seed)': \(error.description)")
@@ -93,51 +106,34 @@ final class Server: Sendable {
         self.faultLab = faultLab
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
-        let archives = ArchiveRoutes(feeds: feeds, uploads: uploads, maxEntries: options.maxParts)
+        let archives = ArchiveRoutes(feeds: feeds, uploads: uploads, maxEntries: transport.maxParts)
         let assets = AssetRoutes(store: store)
-        let router = Router(routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [assets.route] + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
+        let router = Router(
+            routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [assets.route]
+                + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
-        let authorization = Authorization(writeToken: options.token, readToken: options.readToken,
-                                          alsoOpen: options.faultLab ? [] : [FaultRoutes.template])
-        let shortcut = CachedReadShortcut(feeds: cache, assets: assets, metrics: metrics, router: router, authorization: authorization)
+        let authorization = Authorization(
+            writeToken: options.token, readToken: options.readToken,
+            alsoOpen: options.faultLab ? [] : [FaultRoutes.template])
         let pipeline = RequestPipeline(
-            router: router,
-            authorization: authorization,
-            cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
-            metrics: metrics,
-            pool: pool)
-        var settings = DaemonSettings()
-        settings.host = options.host
-        settings.port = options.port
-        settings.threads = threads
-        settings.maxParts = options.maxParts
-        settings.connectionTimeoutSeconds = options.connectionTimeoutSeconds
-        settings.maxConnections = options.maxConnections
-        settings.maxBodyBytes = options.maxBodyBytes
-        settings.maxPayloadBytes = options.maxPayloadBytes
-        settings.headerTimeoutSeconds = options.headerTimeoutSeconds
-        settings.minBodyBytesPerSecond = options.minBodyBytesPerSecond
-        settings.maxConnectionsPerIP = options.maxConnectionsPerIP
-        settings.maxInflightBytes = options.maxInflightBytes
-        settings.notModifiedStatesLength = options.notModifiedStatesLength
-        settings.uploads = uploads
+            router: router, authorization: authorization, cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
+            metrics: metrics, pool: pool)
         do {
-            daemon = try HTTPDaemon(settings: settings, log: AccessLog(enabled: options.accessLog),
-                                    admitBody: { pipeline.admitBody($0, declaredLength: $1) },
-                                    preparedAnswers: shortcut.map(Self.preparedAnswers),
-                                    countAnswer: { [metrics] method, status, bytes in
-                                        // Answered by the HTTP layer itself: no route decided it.
-                                        metrics.recordRequest(route: -1, method: method, status: status, bytes: bytes)
-                                    }) { pipeline.respond(to: $0) }
+            daemon = try HTTPDaemon(settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline)
         } catch {
             throw StartError(description: "\(error)")
         }
-        watcher?.start()
+        do {
+            try watcher?.start()
+        } catch {
+            daemon.stop()
+            throw StartError(description: "cannot start the --watch thread: \(error)")
+        }
     }
 
-    /// The daemon's hook for `shortcut`.
-    private static func preparedAnswers(_ shortcut: CachedReadShortcut) -> PreparedAnswers {
-        { shortcut.answer($0) }
+    /// Runs a start-up step that starts a thread; a thread that cannot start stops the start.
+    private static func starting<T>(_ what: String, _ step: () throws(ThreadStartError) -> T) throws(StartError) -> T {
+        do { return try step() } catch { throw StartError(description: "cannot start \(what): \(error)") }
     }
 
     /// The port it listens on.
@@ -145,7 +141,7 @@ final class Server: Sendable {
 
     /// The base URL, for the startup line and tests.
     var baseURL: String {
-        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        let host = options.transport.host.contains(":") ? "[\(options.transport.host)]" : options.transport.host
         return "http://\(host):\(port)"
     }
 

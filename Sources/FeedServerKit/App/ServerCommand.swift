@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTPTransport
 
 /// `feed-server` as a command: parse options, start, wait for SIGINT/SIGTERM, shut down.
 public enum ServerCommand {
@@ -45,8 +46,8 @@ public enum ServerCommand {
             return 2
         }
         AccessLog.message("feed-server \(ServerOptions.version) listening on \(server.baseURL) (root \(absolutePath(options.root)))")
-        if options.token == nil, !isLoopback(options.host) {
-            AccessLog.message("feed-server: WARNING: listening on \(options.host) without --token: anyone who can reach this port can publish and delete feeds")
+        if options.token == nil, !isLoopback(options.transport.host) {
+            AccessLog.message("feed-server: WARNING: listening on \(options.transport.host) without --token: anyone who can reach this port can publish and delete feeds")
         }
         if options.faultLab {
             AccessLog.message("feed-server: fault lab on: POST /feeds/{group}/faults breaks feeds on purpose; keep it to test setups")

@@ -1,27 +1,15 @@
 import FeedStore
+import HTTPTransport
 
 /// Everything the command line and environment configure.
 struct ServerOptions: Sendable, Equatable {
-    var host = "127.0.0.1"
-    var port: UInt16 = 8080
+    /// Sockets, body limits and deadlines: the transport's settings, its defaults included.
+    var transport = TransportSettings()
     var root = "./data"
     var keepPrevious = 1
     var graceSeconds = 60
-    var threads = 0
-    var maxBodyBytes = 256 << 20
-    var maxPayloadBytes = 16 << 20
-    var maxParts = 128
     var maxImagePixels = 40_000_000
-    var connectionTimeoutSeconds = 30
-    var maxConnections = 1024
-    var headerTimeoutSeconds = 10
-    var minBodyBytesPerSecond = 1024
-    var maxConnectionsPerIP = 0
     var maxWaiters = 512
-    var maxInflightBytes = 1 << 30
-    var accessLog = true
-    /// `--not-modified-length`: a 304 states the 200's length (true) or 0 (false).
-    var notModifiedStatesLength = true
     var shutdownTimeoutSeconds = 10
     var token: String?
     var readToken: String?
@@ -33,6 +21,13 @@ struct ServerOptions: Sendable, Equatable {
     var seed: String?
     /// `--watch`: republish seed groups when their files change.
     var watch = false
+
+    /// `--max-payload-bytes`: the largest feed.json (payload and envelope) written or read, which
+    /// is also the most the transport keeps in memory of a multipart body (the payload part).
+    var maxPayloadBytes: Int {
+        get { transport.maxMemoryPartBytes }
+        set { transport.maxMemoryPartBytes = newValue }
+    }
 
     static let version = "0.1.0"
 
@@ -59,11 +54,14 @@ struct ServerOptions: Sendable, Equatable {
         let apply: @Sendable (inout ServerOptions, String) throws -> Void
     }
 
+    /// The transport's defaults, named in the help text.
+    private static let transportDefaults = TransportSettings()
+
     private static let options: [Option] = [
         Option(flag: "--host", environment: "FEED_SERVER_HOST", placeholder: "ADDRESS",
-               help: "address to listen on (default 127.0.0.1; 0.0.0.0 for all)") { $0.host = $1 },
+               help: "address to listen on (default \(transportDefaults.host); 0.0.0.0 for all)") { $0.transport.host = $1 },
         Option(flag: "--port", environment: "FEED_SERVER_PORT", placeholder: "N",
-               help: "TCP port, 0 for any free port (default 8080)") { $0.port = UInt16(try integer($1, "--port", 0...65535)) },
+               help: "TCP port, 0 for any free port (default \(transportDefaults.port))") { $0.transport.port = UInt16(try integer($1, "--port", 0...65535)) },
         Option(flag: "--root", environment: "FEED_SERVER_ROOT", placeholder: "DIR",
                help: "folder holding one sub-folder per feed group (default ./data)") { $0.root = $1 },
         Option(flag: "--keep-previous", environment: "FEED_SERVER_KEEP_PREVIOUS", placeholder: "N",
@@ -71,36 +69,36 @@ struct ServerOptions: Sendable, Equatable {
         Option(flag: "--grace-seconds", environment: "FEED_SERVER_GRACE_SECONDS", placeholder: "N",
                help: "never delete a generation retired less than N s ago (default 60)") { $0.graceSeconds = try integer($1, "--grace-seconds", 0...86_400 * 365) },
         Option(flag: "--threads", environment: "FEED_SERVER_THREADS", placeholder: "N",
-               help: "HTTP worker threads (default: one per CPU core)") { $0.threads = try integer($1, "--threads", 1...1024) },
+               help: "HTTP worker threads (default: one per CPU core)") { $0.transport.threads = try integer($1, "--threads", 1...1024) },
         Option(flag: "--max-body-bytes", environment: "FEED_SERVER_MAX_BODY_BYTES", placeholder: "N",
-               help: "largest request body, images included; larger gets 413 (default 268435456)") { $0.maxBodyBytes = try integer($1, "--max-body-bytes", 1...(1 << 40)) },
+               help: "largest request body, images included; larger gets 413 (default \(transportDefaults.maxBodyBytes))") { $0.transport.maxBodyBytes = try integer($1, "--max-body-bytes", 1...(1 << 40)) },
         Option(flag: "--max-payload-bytes", environment: "FEED_SERVER_MAX_PAYLOAD_BYTES", placeholder: "N",
-               help: "largest feed.json (payload + envelope), for writing and reading; larger publishes get 413 (default 16777216)") { $0.maxPayloadBytes = try integer($1, "--max-payload-bytes", 1...(1 << 32)) },
+               help: "largest feed.json (payload + envelope), for writing and reading; larger publishes get 413 (default \(transportDefaults.maxMemoryPartBytes))") { $0.maxPayloadBytes = try integer($1, "--max-payload-bytes", 1...(1 << 32)) },
         Option(flag: "--max-parts", environment: "FEED_SERVER_MAX_PARTS", placeholder: "N",
-               help: "most parts in a multipart publish; more gets 413 (default 128)") { $0.maxParts = try integer($1, "--max-parts", 1...100_000) },
+               help: "most parts in a multipart publish; more gets 413 (default \(transportDefaults.maxParts))") { $0.transport.maxParts = try integer($1, "--max-parts", 1...100_000) },
         Option(flag: "--max-image-pixels", environment: "FEED_SERVER_MAX_IMAGE_PIXELS", placeholder: "N",
                help: "refuse images with more pixels, from their header (default 40000000)") { $0.maxImagePixels = try integer($1, "--max-image-pixels", 1...(1 << 40)) },
         Option(flag: "--connection-timeout", environment: "FEED_SERVER_CONNECTION_TIMEOUT", placeholder: "S",
-               help: "close connections idle for S seconds (default 30)") { $0.connectionTimeoutSeconds = try integer($1, "--connection-timeout", 1...86_400) },
+               help: "close connections idle for S seconds (default \(transportDefaults.connectionTimeoutSeconds))") { $0.transport.connectionTimeoutSeconds = try integer($1, "--connection-timeout", 1...86_400) },
         Option(flag: "--header-timeout", environment: "FEED_SERVER_HEADER_TIMEOUT", placeholder: "S",
-               help: "close a connection whose request head has not arrived S s after it opened or after its last answer; 0 turns this and --min-body-rate off (default 10)") { $0.headerTimeoutSeconds = try integer($1, "--header-timeout", 0...3600) },
+               help: "close a connection whose request head has not arrived S s after it opened or after its last answer; 0 turns this and --min-body-rate off (default \(transportDefaults.headerTimeoutSeconds))") { $0.transport.headerTimeoutSeconds = try integer($1, "--header-timeout", 0...3600) },
         Option(flag: "--min-body-rate", environment: "FEED_SERVER_MIN_BODY_RATE", placeholder: "BYTES",
-               help: "a request body must bring BYTES per second or more over every --header-timeout seconds of it; 0 for no minimum (default 1024)") { $0.minBodyBytesPerSecond = try integer($1, "--min-body-rate", 0...(1 << 30)) },
+               help: "a request body must bring BYTES per second or more over every --header-timeout seconds of it; 0 for no minimum (default \(transportDefaults.minBodyBytesPerSecond))") { $0.transport.minBodyBytesPerSecond = try integer($1, "--min-body-rate", 0...(1 << 30)) },
         Option(flag: "--max-connections-per-ip", environment: "FEED_SERVER_MAX_CONNECTIONS_PER_IP", placeholder: "N",
-               help: "most connections from one IP address; 0 for no limit (default 0: every local client is 127.0.0.1)") { $0.maxConnectionsPerIP = try integer($1, "--max-connections-per-ip", 0...100_000) },
+               help: "most connections from one IP address; 0 for no limit (default 0: every local client is 127.0.0.1)") { $0.transport.maxConnectionsPerIP = try integer($1, "--max-connections-per-ip", 0...100_000) },
         Option(flag: "--max-waiters", environment: "FEED_SERVER_MAX_WAITERS", placeholder: "N",
                help: "most parked long-polls and event streams together; more get 503 (default 512)") { $0.maxWaiters = try integer($1, "--max-waiters", 1...100_000) },
         Option(flag: "--max-inflight-bytes", environment: "FEED_SERVER_MAX_INFLIGHT_BYTES", placeholder: "N",
-               help: "most request-body bytes of all uploads in progress together; more get 503 with Retry-After (default 1073741824)") { $0.maxInflightBytes = try integer($1, "--max-inflight-bytes", 1...(1 << 42)) },
+               help: "most request-body bytes of all uploads in progress together; more get 503 with Retry-After (default \(transportDefaults.maxInflightBytes))") { $0.transport.maxInflightBytes = try integer($1, "--max-inflight-bytes", 1...(1 << 42)) },
         Option(flag: "--max-connections", environment: "FEED_SERVER_MAX_CONNECTIONS", placeholder: "N",
-               help: "most concurrent connections (default 1024)") { $0.maxConnections = try integer($1, "--max-connections", 1...100_000) },
+               help: "most concurrent connections (default \(transportDefaults.maxConnections))") { $0.transport.maxConnections = try integer($1, "--max-connections", 1...100_000) },
         Option(flag: "--access-log", environment: "FEED_SERVER_ACCESS_LOG", placeholder: "on|off",
-               help: "one line per request on stderr (default on)") { $0.accessLog = try boolean($1, "--access-log") },
+               help: "one line per request on stderr (default on)") { $0.transport.accessLog = try boolean($1, "--access-log") },
         Option(flag: "--not-modified-length", environment: "FEED_SERVER_NOT_MODIFIED_LENGTH", placeholder: "representation|zero",
                help: "Content-Length of a 304: the length of the 200 it stands for (RFC 9110, default), or 0 for clients that wait for that many body bytes (OkHttp, HttpURLConnection on Android, wrk)") {
             switch $1.lowercased() {
-            case "representation": $0.notModifiedStatesLength = true
-            case "zero": $0.notModifiedStatesLength = false
+            case "representation": $0.transport.notModifiedStatesLength = true
+            case "zero": $0.transport.notModifiedStatesLength = false
             default: throw UsageError(description: "--not-modified-length must be representation or zero (got '\($1)')")
             }
         },

@@ -1,4 +1,6 @@
 import FeedStore
+import ConcurrencyPrimitives
+import HTTPTransport
 
 /// Rendered read responses per group and schema filter, revalidated on every request by
 /// `FeedStore.isCurrent` (one `lstat` of `current.json`; no JSON is parsed on a hit).

@@ -4,6 +4,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ConcurrencyPrimitives
+import HTTPTransport
 
 /// Runs the fault lab's slow publishes: each on its own thread, holding its group's lock and
 /// its `.tmp` folder for the seconds asked, so the request that started it is answered at once
@@ -16,10 +18,24 @@ final class FaultLab: @unchecked Sendable {
 
     /// Starts a slow publish and returns what readers get while its `.tmp` folder is held (or
     /// why it could not start); the rename and pointer switch follow after `seconds`.
-    func slowPublish(store: FeedStore, _ request: FaultRequest, group: String, seconds: Int?) -> Result<FaultOutcome, FaultError> {
+    func slowPublish(store: FeedStore, _ request: FaultRequest, group: String, seconds: Int?) throws(ThreadStartError)
+        -> Result<FaultOutcome, FaultError>
+    {
         let handoff = Handoff()
         condition.withLock { running += 1 }
-        DetachedThread.start { [self] in
+        do {
+            try start(store: store, request, group: group, seconds: seconds, handoff: handoff)
+        } catch {
+            finished()
+            throw error
+        }
+        return handoff.wait()
+    }
+
+    private func start(store: FeedStore, _ request: FaultRequest, group: String, seconds: Int?, handoff: Handoff)
+        throws(ThreadStartError)
+    {
+        try DetachedThread.start { [self] in
             defer { finished() }
             do throws(FaultError) {
                 _ = try store.injectFault(request, group: group) { outcome in
@@ -32,7 +48,6 @@ final class FaultLab: @unchecked Sendable {
                 }
             }
         }
-        return handoff.wait()
     }
 
     /// Ends every hold now (shutdown); the held publishes then complete.

@@ -1,4 +1,5 @@
 import FeedStore
+import ConcurrencyPrimitives
 
 /// The store's notifier: tells every listener (waiters, the redraw hook) about each publish that
 /// changed a feed. Listeners are added after the store exists, since they are built on it.

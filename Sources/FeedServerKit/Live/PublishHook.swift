@@ -10,6 +10,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ConcurrencyPrimitives
+import HTTPTransport
 
 /// `--on-publish <command>`: runs through `/bin/sh -c` after each publish that changed a feed
 /// (never for `unchanged`), with `FEED_GROUP`, `FEED_GENERATION_ID`, `FEED_FINGERPRINT` and

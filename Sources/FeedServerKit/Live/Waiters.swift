@@ -5,6 +5,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ConcurrencyPrimitives
+import HTTPTransport
 
 /// Everyone waiting for a feed to change: long-poll requests parked until it changes or their
 /// wait ends, and Server-Sent Event streams that get an event per change and a heartbeat.
@@ -43,11 +45,11 @@ final class Waiters: Sendable {
     /// connection slot; beyond it, `park` and `subscribe` say no and the route answers 503.
     let capacity: Int
 
-    init(cache: FeedResponseCache, metrics: Metrics, capacity: Int = 512) {
+    init(cache: FeedResponseCache, metrics: Metrics, capacity: Int = 512) throws(ThreadStartError) {
         self.cache = cache
         self.metrics = metrics
         self.capacity = capacity
-        DetachedThread.start { [weak self] in self?.watch() }
+        try DetachedThread.start { [weak self] in self?.watch() }
     }
 
     /// Parks a request that holds `entityTag` for `key` until it changes or `seconds` pass.

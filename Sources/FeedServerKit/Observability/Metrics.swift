@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import ConcurrencyPrimitives
 
 /// Counters and a latency histogram, rendered in the Prometheus text format (0.0.4) at `/metrics`.
 final class Metrics: Sendable {

@@ -1,4 +1,6 @@
 import FeedStore
+import ConcurrencyPrimitives
+import HTTPTransport
 
 /// `GET` and `HEAD /assets/{group}/{generationId}/{name}`: an asset's bytes, sent from the file.
 ///
@@ -15,7 +17,7 @@ struct AssetRoutes: Sendable {
     static let template = "/assets/{group}/{generationId}/{name}"
 
     var route: Route {
-        Route(Self.template, methods: ["GET": { serve($0) }])
+        Route(Self.template, methods: ["GET": { serve($0) }], prepared: { preparedAnswer($0) })
     }
 
     /// The cached answers for a request path while its file is still the one opened; a stale
@@ -26,6 +28,20 @@ struct AssetRoutes: Sendable {
         if store.isCurrent(token) { return cached }
         responses.remove(path, ifStill: cached)
         return nil
+    }
+
+    /// A cached asset from its prepared answer (nil: not cached, no longer current, or its
+    /// answer not built yet). The cache is keyed by the raw path and holds only paths that
+    /// passed the checks of `serve`.
+    func preparedAnswer(_ request: PreparedRequest) -> PreparedAnswer? {
+        guard let entry = currentEntry(path: String(cString: request.head.path)) else { return nil }
+        let notModified = Conditional.ifNoneMatch(cString: request.head.ifNoneMatch, matches: entry.entityTag)
+        guard let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared, let handle = prepared.existingHandle else {
+            return nil
+        }
+        return PreparedAnswer(
+            owner: prepared, handle: handle, status: notModified ? 304 : 200, bodyBytes: notModified ? 0 : entry.size,
+            sendsFile: !notModified && request.method == "GET")
     }
 
     func serve(_ routed: RoutedRequest) -> HTTPResponse {
@@ -84,7 +100,7 @@ final class AssetResponseCache: Sendable {
             notModifiedPrepared = token == nil ? nil : PreparedResponse()
             let headers = [("ETag", entityTag), ("Cache-Control", "public, max-age=31536000, immutable")]
             var ok = HTTPResponse(status: 200, headers: [("Content-Type", contentType)] + headers + [("X-Content-Type-Options", "nosniff")])
-            ok.body = .sharedFile(file)
+            ok.body = .sharedFile(file.responseFile())
             var notModified = HTTPResponse(status: 304, headers: headers)
             notModified.body = .lengthOnly(file.size)
             ok.prepared = okPrepared

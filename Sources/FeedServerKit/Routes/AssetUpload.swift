@@ -1,5 +1,6 @@
 import FeedImaging
 import FeedStore
+import HTTPTransport
 
 /// A `multipart/form-data` publish: the `payload` part plus one part per asset, images packed
 /// under the budget the query asks for.

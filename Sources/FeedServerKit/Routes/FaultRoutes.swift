@@ -1,4 +1,5 @@
 import FeedStore
+import HTTPTransport
 
 /// `POST /feeds/{group}/faults`: the fault lab, which writes on purpose the broken states real
 /// failures leave on disk, so an app's fallback can be tested (docs/recipes.md). Only with
@@ -49,7 +50,11 @@ struct FaultRoutes: Sendable {
         }
         let result: Result<FaultOutcome, FaultError>
         if order.request.kind == .slowPublish {
-            result = lab.slowPublish(store: store, order.request, group: group, seconds: order.seconds)
+            do {
+                result = try lab.slowPublish(store: store, order.request, group: group, seconds: order.seconds)
+            } catch {
+                return Problem.threadUnavailable(error).response
+            }
         } else {
             result = Result { () throws(FaultError) in try store.injectFault(order.request, group: group) }
         }

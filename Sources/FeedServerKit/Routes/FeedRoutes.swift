@@ -1,5 +1,7 @@
 import FeedImaging
 import FeedStore
+import ConcurrencyPrimitives
+import HTTPTransport
 
 /// `/feeds`, `/feeds/{group}` (read, publish, clear) and `/feeds/{group}/generations`.
 struct FeedRoutes: Sendable {
@@ -30,7 +32,7 @@ struct FeedRoutes: Sendable {
                 "GET": { read($0) },
                 "PUT": { publish($0) },
                 "DELETE": { clear($0) },
-            ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"]),
+            ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"], prepared: { preparedRead($0) }),
             Route("/feeds/{group}/generations", methods: ["GET": { generations($0) }], offloaded: ["GET"]),
             Route("/feeds/{group}/events", methods: ["GET": { events($0) }]),
             Route("/feeds/{group}/warnings", methods: ["GET": { warnings($0) }]),
@@ -53,8 +55,7 @@ struct FeedRoutes: Sendable {
         let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
         switch cache.lookup(key) {
         case .feed(let entry):
-            if entry.isFallback { metrics.recordFallbackServed() }
-            let notModified = Conditional.ifNoneMatch(in: routed.request.headers, matches: entry.entityTag)
+            let notModified = answered(entry, ifNoneMatch: Conditional.ifNoneMatch(in: routed.request.headers, matches: entry.entityTag))
             // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
             // feed changes or the wait ends; then answer as usual (200 or 304).
             if notModified, let wait, !routed.request.resumed {
@@ -65,6 +66,29 @@ struct FeedRoutes: Sendable {
         case .noFeed(let read):
             return noFeedProblem(group: group, schemaVersion: schemaVersion, read: read).response
         }
+    }
+
+    /// A cached read of a plain `/feeds/{group}` (no query) from its prepared answer; nil when
+    /// the entry is not cached, not current, or its answer not built yet by a routed read.
+    func preparedRead(_ request: PreparedRequest) -> PreparedAnswer? {
+        let name = request.parameter(0)
+        guard SafeName.isGroupName(bytes: name) else { return nil }
+        guard let entry = cache.current(.init(group: String(decoding: name, as: UTF8.self), schemaVersion: nil)) else { return nil }
+        let notModified = Conditional.ifNoneMatch(cString: request.head.ifNoneMatch, matches: entry.entityTag)
+        // The prepared handle and the figures straight from the entry: copying a whole
+        // HTTPResponse here would retain and release its headers and body on every read.
+        let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared
+        guard let handle = prepared.existingHandle else { return nil }
+        _ = answered(entry, ifNoneMatch: notModified)
+        return PreparedAnswer(
+            owner: prepared, handle: handle, status: notModified ? 304 : 200, bodyBytes: notModified ? 0 : entry.body.bytes.count)
+    }
+
+    /// Whether a read of `entry` is answered `304`, counting a fallback served (both ways of
+    /// answering a read pass here).
+    private func answered(_ entry: FeedResponseCache.Entry, ifNoneMatch matches: Bool) -> Bool {
+        if entry.isFallback { metrics.recordFallbackServed() }
+        return matches
     }
 
     private func noFeedProblem(group: String, schemaVersion: Int?, read: FeedRead) -> Problem {
@@ -337,9 +361,10 @@ struct FeedRoutes: Sendable {
 /// Publish failures as problem details.
 enum PublishProblems {
     /// 413 for a payload (or the feed.json made from it) beyond `--max-payload-bytes`.
-    static func payloadTooLarge(_ detail: String) -> Problem {
-        Problem(status: 413, type: "payload-too-large", title: "Payload too large", detail: detail)
-    }
+    static func payloadTooLarge(_ detail: String) -> Problem { .payloadTooLarge(detail) }
+
+    /// 507 for an upload the server could not store.
+    static func uploadNotStored(reason: String) -> Problem { .uploadNotStored(reason: reason) }
 
     static func problem(for error: PublishError) -> Problem {
         switch error {

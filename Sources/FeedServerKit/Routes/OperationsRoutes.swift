@@ -1,3 +1,4 @@
+import HTTPTransport
 /// `GET /healthz` (liveness, always open) and `GET /metrics` (Prometheus text format).
 struct OperationsRoutes: Sendable {
     let metrics: Metrics

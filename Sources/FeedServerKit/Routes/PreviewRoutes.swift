@@ -1,3 +1,4 @@
+import HTTPTransport
 /// `GET /` (the list of feeds) and `GET /preview/{group}` (the live widget preview): static,
 /// self-contained pages compiled into the binary; they read the API like any client.
 struct PreviewRoutes: Sendable {

@@ -1,4 +1,5 @@
 import FeedStore
+import HTTPTransport
 
 /// The platform-limit check of a publish (`?lint=`), and warnings as JSON (docs/widget-limits.md).
 enum PublishLint {

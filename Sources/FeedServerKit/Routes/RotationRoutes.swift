@@ -1,4 +1,5 @@
 import FeedStore
+import HTTPTransport
 
 /// `GET /rotation` and `GET /feeds/{group}/timeline`: WidgetBridge's rotation math, on the server.
 struct RotationRoutes: Sendable {

@@ -1,4 +1,5 @@
 import FeedStore
+import HTTPTransport
 
 extension FeedRoutes {
     /// Largest asset file whose header is read to learn its pixel size.

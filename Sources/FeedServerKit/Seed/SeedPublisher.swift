@@ -1,5 +1,6 @@
 import FeedImaging
 import FeedStore
+import HTTPTransport
 
 /// Publishes the groups of a seed folder (`--seed`) the way a multipart publish would: the
 /// same budget packs the same files to the same bytes, so an unchanged group writes nothing.

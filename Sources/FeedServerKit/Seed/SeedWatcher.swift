@@ -2,6 +2,8 @@ import FeedStore
 #if canImport(Glibc)
 import Glibc
 #endif
+import ConcurrencyPrimitives
+import HTTPTransport
 
 #if os(Linux)
 /// `--watch`: republishes a seed group when its files change. inotify watches the seed folder,
@@ -66,9 +68,18 @@ final class SeedWatcher: @unchecked Sendable {
     }
 
     /// Starts the watching thread.
-    func start() {
+    func start() throws(ThreadStartError) {
         finished.withLock { running = true }
-        DetachedThread.start { [self] in
+        do {
+            try startThread()
+        } catch {
+            finished.withLock { running = false }
+            throw error
+        }
+    }
+
+    private func startThread() throws(ThreadStartError) {
+        try DetachedThread.start { [self] in
             ThreadPriority.lowerCurrentThread()  // republishes prepare images, as the work pool does
             run()
             finished.withLock {

@@ -44,13 +44,6 @@ public final class OpenedFile: @unchecked Sendable {
         return descriptor
     }
 
-    /// A new descriptor for the same open file (`dup`), owned by the caller; -1 when it fails or
-    /// the descriptor was taken. Several owners can send the file at once: each reads at its own
-    /// offset (`sendfile`, `pread`), never through the shared file position.
-    public func duplicateDescriptor() -> Int32 {
-        descriptor >= 0 ? fcntl(descriptor, F_DUPFD_CLOEXEC, 0) : -1
-    }
-
     deinit {
         if descriptor >= 0 { close(descriptor) }
     }

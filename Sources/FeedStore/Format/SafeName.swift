@@ -8,9 +8,28 @@ public enum SafeName {
 
     /// Whether `name` is a safe name.
     public static func isSafe(_ name: String) -> Bool {
-        let utf8 = name.utf8
-        guard (1...maxLength).contains(utf8.count), name != ".", name != ".." else { return false }
-        return utf8.allSatisfy(isAllowed)
+        var name = name
+        return name.withUTF8 { isSafe(bytes: $0) }
+    }
+
+    /// Whether a name's bytes, read in place, are a safe name.
+    public static func isSafe(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard (1...maxLength).contains(bytes.count), !isDotSegment(bytes) else { return false }
+        return bytes.allSatisfy(isAllowed)
+    }
+
+    /// Whether a name's bytes, read in place, can name a group (the cached read's check).
+    public static func isGroupName(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        isSafe(bytes: bytes) && !bytes.starts(with: reservedGroupPrefix.utf8)
+    }
+
+    private static func isDotSegment(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let dot = UInt8(ascii: ".")
+        switch bytes.count {
+        case 1: return bytes[0] == dot
+        case 2: return bytes[0] == dot && bytes[1] == dot
+        default: return false
+        }
     }
 
     /// Why `name` is not safe, or nil when it is.

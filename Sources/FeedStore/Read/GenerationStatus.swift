@@ -1,3 +1,4 @@
+import ConcurrencyPrimitives
 /// One generation folder as a puzzled user needs to see it: what it is to readers, and why.
 public struct GenerationStatus: Equatable, Sendable {
     /// What the generation is to a reader.

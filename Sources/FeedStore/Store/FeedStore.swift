@@ -9,6 +9,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import ConcurrencyPrimitives
 
 /// A WidgetBridge-compatible feed store: one folder per group under `root`, format v1.
 ///

@@ -151,6 +151,13 @@ public struct UploadedFile: Sendable, Equatable {
     public let byteCount: Int
     /// Lowercase hex SHA-256 of its bytes.
     public let sha256: String
+
+    /// Describes a finished file.
+    public init(path: String, byteCount: Int, sha256: String) {
+        self.path = path
+        self.byteCount = byteCount
+        self.sha256 = sha256
+    }
 }
 
 /// Where an uploaded image is: in memory, or in a file the upload was streamed to.

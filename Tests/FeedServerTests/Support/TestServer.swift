@@ -20,10 +20,10 @@ func withTestServer<T>(root: String? = nil, configure: (inout ServerOptions) -> 
                        _ body: (Server, HTTPTestClient) throws -> T) throws -> T {
     let scratch = ScratchDirectory()
     var options = ServerOptions()
-    options.port = 0
+    options.transport.port = 0
     options.root = root ?? scratch.path + "/data"
-    options.accessLog = false
-    options.threads = 2
+    options.transport.accessLog = false
+    options.transport.threads = 2
     configure(&options)
     let server = try Server(options: options)
     defer {

@@ -1,0 +1,19 @@
+#ifndef CVIPS_TESTING_H
+#define CVIPS_TESTING_H
+
+// Synthetic images for tests and benchmarks, made by libvips: no binary fixtures needed. Not
+// linked into the server.
+
+#include <stddef.h>
+#include "CVips.h"
+
+/// Makes a synthetic test image: a smooth gradient with fine noise (photo-like, so encoders
+/// work as hard as on a photo) and a solid red square in the top-left quarter of the long side
+/// (to check orientation). `kind`: 0 sRGB, 1 sRGB + alpha (transparent right half), 2 CMYK,
+/// 3 grey, 4 grey + alpha, 5 16-bit grey, 6 16-bit RGB, 7 Display P3 with its ICC profile attached.
+CVips_Image *CVipsTesting_make_test_image(int width, int height, int kind);
+
+/// Decodes an encoded image completely (tests compare pixels after a round trip).
+CVips_Image *CVipsTesting_decode(const void *buffer, size_t length);
+
+#endif

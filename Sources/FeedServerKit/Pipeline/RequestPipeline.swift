@@ -1,0 +1,114 @@
+import ConcurrencyPrimitives
+import HTTPTransport
+
+/// What every request goes through, whichever way it is answered: routing, `OPTIONS`,
+/// authorization, the handler (problems it throws caught here, once), CORS headers, and the
+/// request metrics, counted here and nowhere else. (Request ids and the access log are the
+/// transport's, so even its own refusals have them.)
+struct RequestPipeline: HTTPResponder {
+    let router: Router
+    let authorization: Authorization
+    let cors: CORSPolicy?
+    let metrics: Metrics
+    /// Where slow handlers run (nil: inline, for tests of the pipeline alone).
+    var pool: WorkPool?
+
+    /// Judges a request that carries a body from its head alone, on the first handler call,
+    /// before a body byte is accepted: route (400, 404, 405), token (401), media type (415) and
+    /// declared length (413). A body sent where the route takes none (a `GET`, a `DELETE`, any
+    /// `OPTIONS`) is dropped as it arrives.
+    func admitBody(_ head: HTTPRequest, declaredLength: Int?) -> BodyAdmission {
+        var routeIndex = -1
+        do throws(Problem) {
+            switch router.route(head) {
+            case .problem(let route, let problem):
+                routeIndex = route?.index ?? -1
+                if head.method != "OPTIONS" { throw problem }
+                return .discard
+            case .handler(let route, _, _):
+                routeIndex = route.index
+                try authorization.check(head, route: route.name)
+                guard let policy = route.bodies[head.method] else { return .discard }
+                return .accept(limit: try policy.judge(mediaType: head.mediaType, bytes: declaredLength))
+            }
+        } catch {
+            return .refuse(finished(error.response, routeIndex: routeIndex, method: head.method))
+        }
+    }
+
+    /// A cached read answered from the route's prepared answer, counted like any other. Reads
+    /// that need a token are always routed: the token is checked in one place.
+    func preparedAnswer(_ head: RequestHead) -> PreparedAnswer? {
+        guard authorization.readsAreOpen, let (route, answer) = router.preparedAnswer(head) else { return nil }
+        count(routeIndex: route, method: head.methodIs("HEAD") ? "HEAD" : "GET", status: answer.status, bytes: answer.bodyBytes)
+        metrics.recordPreparedAnswer()
+        return answer
+    }
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        var routeIndex = -1
+        let response: HTTPResponse
+        do throws(Problem) {
+            switch router.route(request) {
+            case .problem(let route, let problem):
+                routeIndex = route?.index ?? -1
+                guard request.method == "OPTIONS", let route else { throw problem }
+                response = preflight(route)
+            case .handler(let route, let routed, let handler):
+                routeIndex = route.index
+                try authorization.check(request, route: route.name)
+                if let pool, route.offloaded.contains(where: { $0 == (request.method == "HEAD" ? "GET" : request.method) }) {
+                    return offload(routed, handler, routeIndex: routeIndex, to: pool)
+                }
+                response = try handler(routed)
+            }
+        } catch {
+            return finished(error.response, routeIndex: routeIndex, method: request.method)
+        }
+        if case .suspend = response.body { return response }  // counted when it is answered
+        return finished(response, routeIndex: routeIndex, method: request.method)
+    }
+
+    /// The transport's own refusals (framing, limits, shutdown, failed uploads): no route
+    /// decided them.
+    func respond(to refusal: TransportRefusal, method: String) -> HTTPResponse {
+        finished(Problem(refusal).response, routeIndex: -1, method: method)
+    }
+
+    private func preflight(_ route: Route) -> HTTPResponse {
+        cors?.preflight(allowed: route.allowed)
+            ?? HTTPResponse(status: 204, headers: [("Allow", (route.allowed + ["OPTIONS"]).joined(separator: ", "))])
+    }
+
+    /// CORS headers and metrics, once the answer is known.
+    private func finished(_ response: HTTPResponse, routeIndex: Int, method: String) -> HTTPResponse {
+        var response = response
+        cors?.decorate(&response)
+        count(routeIndex: routeIndex, method: method, status: response.status, bytes: response.bodyByteCount)
+        return response
+    }
+
+    /// The one place requests are counted.
+    private func count(routeIndex: Int, method: String, status: Int, bytes: Int) {
+        metrics.recordRequest(route: routeIndex, method: method, status: status, bytes: bytes)
+    }
+
+    /// Runs a slow handler on the work pool with a copy of the request (its live fields die with
+    /// this call); the connection waits suspended. A full queue is a 503 with `Retry-After`.
+    private func offload(_ routed: RoutedRequest, _ handler: @escaping RouteHandler, routeIndex: Int, to pool: WorkPool)
+        -> HTTPResponse
+    {
+        var detached = routed
+        detached.request = routed.request.detached()
+        let deferred = DeferredResponse()
+        let accepted = pool.submit { [self, detached] in
+            metrics.workInProgress.add(1, ordering: .relaxed)
+            let response: HTTPResponse
+            do throws(Problem) { response = try handler(detached) } catch { response = error.response }
+            metrics.workInProgress.subtract(1, ordering: .relaxed)
+            deferred.complete(finished(response, routeIndex: routeIndex, method: detached.request.method))
+        }
+        guard accepted else { return finished(Problem.workQueueFull.response, routeIndex: routeIndex, method: routed.request.method) }
+        return .deferred(deferred)
+    }
+}

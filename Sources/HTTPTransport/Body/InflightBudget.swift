@@ -1,0 +1,33 @@
+import Synchronization
+
+/// The body bytes (declared or received) of all requests in progress together, against a limit:
+/// beyond it a new body is refused with 503 instead of being buffered or spooled.
+package final class InflightBudget: Sendable {
+    /// The most bytes in flight at once.
+    package let limit: Int
+    private let used = Atomic<Int>(0)
+
+    /// A budget of `limit` bytes, none used.
+    package init(limit: Int) { self.limit = max(0, limit) }
+
+    /// Counts `bytes` more when they fit; false (nothing counted) when they do not.
+    package func reserve(_ bytes: Int) -> Bool {
+        guard bytes > 0 else { return true }
+        // Checked first, so the add below cannot wrap.
+        guard bytes <= limit else { return false }
+        let after = used.add(bytes, ordering: .relaxed).newValue
+        guard after <= limit else {
+            used.subtract(bytes, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Gives back `bytes` reserved earlier.
+    package func release(_ bytes: Int) {
+        if bytes > 0 { used.subtract(bytes, ordering: .relaxed) }
+    }
+
+    /// Bytes reserved right now.
+    package var inUse: Int { used.load(ordering: .relaxed) }
+}

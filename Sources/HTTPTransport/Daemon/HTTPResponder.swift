@@ -1,0 +1,28 @@
+/// What the transport asks of the application: it answers requests and renders the transport's
+/// own refusals, and it counts every answer it gives (the transport counts nothing).
+package protocol HTTPResponder: Sendable {
+    /// Judges a request that carries a body from its head alone, before a body byte is read.
+    /// `declaredLength` is nil for a chunked body.
+    func admitBody(_ head: HTTPRequest, declaredLength: Int?) -> BodyAdmission
+
+    /// The answer for a bodyless request that is the same for every client (a cached read),
+    /// decided from the head; nil lets `respond(to:)` answer. Asked only when no header is added
+    /// per request (no client `X-Request-Id`, not shutting down).
+    func preparedAnswer(_ head: RequestHead) -> PreparedAnswer?
+
+    /// The answer to a whole request (or `.suspend` / `.deferred` to answer later).
+    func respond(to request: HTTPRequest) -> HTTPResponse
+
+    /// The answer for a request the transport refuses itself.
+    func respond(to refusal: TransportRefusal, method: String) -> HTTPResponse
+}
+
+/// What the head of a request with a body decided.
+package enum BodyAdmission: Sendable {
+    /// Read the body; at most `limit` bytes of it when the route says (nil: the transport's limit).
+    case accept(limit: Int?)
+    /// Answer with this, without keeping the body.
+    case refuse(HTTPResponse)
+    /// The route takes no body: read it and drop it (bounded as a drain), then answer as usual.
+    case discard
+}

@@ -1,0 +1,38 @@
+/// Socket, body and deadline settings of the HTTP transport, with every default defined here
+/// once: the server's options embed them, and tests and fuzz targets start from the same values.
+package struct TransportSettings: Sendable, Equatable {
+    /// IP address or `localhost` to bind.
+    package var host = "127.0.0.1"
+    /// TCP port; 0 picks a free one.
+    package var port: UInt16 = 8080
+    /// Worker threads, each with its own epoll set (0: one per CPU core).
+    package var threads = 0
+    /// Idle connections are closed after this many seconds.
+    package var connectionTimeoutSeconds = 30
+    /// Most concurrent connections.
+    package var maxConnections = 1024
+    /// Per-connection memory for the request line and headers (larger heads get 431).
+    package var connectionMemoryBytes = 16 << 10
+    /// Largest accepted request body (413 beyond).
+    package var maxBodyBytes = 256 << 20
+    /// Most parts in a multipart body.
+    package var maxParts = 128
+    /// Most bytes of multipart parts kept in memory together (the payload); the rest stream to files.
+    package var maxMemoryPartBytes = 16 << 20
+    /// A request head must arrive within this many seconds of the connection's start or its
+    /// previous answer (0: no deadline).
+    package var headerTimeoutSeconds = 10
+    /// After its first `headerTimeoutSeconds`, a body must arrive at least this fast (0: no minimum).
+    package var minBodyBytesPerSecond = 1024
+    /// Most connections from one IP address (0: no limit).
+    package var maxConnectionsPerIP = 0
+    /// Most body bytes (declared or received) of all requests in progress together; beyond, 503.
+    package var maxInflightBytes = 1 << 30
+    /// Whether a `304` states the representation's length (RFC 9110 §8.6) or `Content-Length: 0`.
+    package var notModifiedStatesLength = true
+    /// Whether every request is logged to stderr.
+    package var accessLog = true
+
+    /// The defaults.
+    package init() {}
+}

@@ -1,0 +1,32 @@
+@testable import HTTPTransport
+import Testing
+
+/// How pieces from libmicrohttpd's post processor become parts, whatever the buffer boundaries.
+@Suite struct MultipartCollectorTests {
+    private func feed(_ collector: MultipartCollector, _ name: String, _ filename: String?, _ text: String, offset: UInt64) {
+        let bytes = Array(text.utf8CString.dropLast())
+        _ = bytes.withUnsafeBufferPointer {
+            collector.receive(name: name, filename: filename, contentType: nil, data: $0.baseAddress, offset: offset, size: bytes.count)
+        }
+    }
+
+    @Test func anEmptyAnnouncementThenTheFirstBytesAtOffsetZeroAreOnePart() throws {
+        let collector = MultipartCollector(forTestingWithMaxParts: 10)
+        feed(collector, "a", "a.jpg", "", offset: 0)
+        feed(collector, "a", "a.jpg", "hello", offset: 0)
+        feed(collector, "a", "a.jpg", " world", offset: 5)
+        feed(collector, "b", "b.jpg", "x", offset: 0)
+        feed(collector, "b", "b.jpg", "y", offset: 0)
+        #expect(collector.parts.map(\.name) == ["a", "b", "b"])
+        #expect(String(decoding: collector.parts[0].bytes, as: UTF8.self) == "hello world")
+    }
+
+    @Test func partsBeyondTheLimitAreRefused() {
+        let collector = MultipartCollector(forTestingWithMaxParts: 2)
+        feed(collector, "a", "a", "1", offset: 0)
+        feed(collector, "b", "b", "1", offset: 0)
+        feed(collector, "c", "c", "1", offset: 0)
+        #expect(collector.parts.count == 2)
+        #expect(throws: TransportRefusal.tooManyParts(2)) { try collector.finish() }
+    }
+}
