@@ -38,7 +38,7 @@ enum EntityTagTarget {
     }
 
     private static func checkWritePrecondition(ifMatch: String, ifNoneMatch: String?, members: [Conditional.TagListMember]?) throws(PropertyViolation) {
-        let result = Conditional.writePrecondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch)
+        let result = Result(catching: { () throws(Problem) in try Conditional.writePrecondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch) })
         let noneMatchValid = ifNoneMatch.map { Conditional.parseTagList($0) == [.any] } ?? true
         switch result {
         case .failure(let problem):

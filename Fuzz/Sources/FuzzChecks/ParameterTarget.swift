@@ -52,14 +52,19 @@ enum ParameterTarget {
         // not recognise as pointers, so the boxes look unreferenced). docs/testing.md.
         let cache = FeedResponseCache(store: store)
         let routes = RotationRoutes(store: store, cache: cache, clock: FixedClock(epochMs: now))
-        try checkRotation(routes.rotation(RoutedRequest(request: request, parameters: [])), query: query)
-        try checkTimeline(routes.timeline(RoutedRequest(request: request, parameters: ["g"])), query: query)
+        try checkRotation(answered { () throws(Problem) in try routes.rotation(RoutedRequest(request: request, parameters: [])) }, query: query)
+        try checkTimeline(answered { () throws(Problem) in try routes.timeline(RoutedRequest(request: request, parameters: ["g"])) }, query: query)
+    }
+
+    /// A handler's answer, a thrown problem rendered as the pipeline renders it.
+    private static func answered(_ handler: () throws(Problem) -> HTTPResponse) -> HTTPResponse {
+        do { return try handler() } catch { return error.response }
     }
 
     // MARK: Parsers
 
     private static func checkSchemaVersion(header: String?, query: String?) throws(PropertyViolation) {
-        let result = SchemaVersionParameter.parse(header: header, query: query)
+        let result = Result(catching: { () throws(Problem) in try ReadParameters.schemaVersion(header: header, query: query) })
         let given = [header, query].compactMap { $0 }
         let values = given.map { decimal(trimmed($0), in: 0...Int64(Int32.max)) }
         switch result {
@@ -78,13 +83,13 @@ enum ParameterTarget {
     }
 
     private static func checkWait(_ text: String?) throws(PropertyViolation) {
-        switch FeedRoutes.waitSeconds(text) {
+        switch Result(catching: { () throws(Problem) in try ReadParameters.waitSeconds(text) }) {
         case .success(let seconds):
             guard let text else {
                 try expect(seconds == nil, "no wait parameter means no wait")
                 return
             }
-            let limit = FeedRoutes.maxWaitSeconds * (1 + 1.0 / 16)
+            let limit = ReadParameters.maxWaitSeconds * (1 + 1.0 / 16)
             try expect(seconds.map { $0.isFinite && $0 >= 0 && $0 <= limit } ?? false,
                        "an accepted wait is finite and between 0 and 60 s plus 1/16 jitter", observed: "\(seconds as Any) from \(shown(text))")
         case .failure(let problem):
@@ -106,7 +111,7 @@ enum ParameterTarget {
             query[name].map(words.contains) ?? true
         }
         let valid = wordsValid && integers.allSatisfy { $0.2 == nil || $0.2! != nil }
-        switch AssetUpload.options(from: query) {
+        switch Result(catching: { () throws(Problem) in try AssetUpload.options(from: query) }) {
         case .success(let options):
             try expect(valid, "upload options are accepted only when every given one is in range",
                        observed: integers.map { "\($0.0)=\($0.1.map(shown) ?? "-")" }.joined(separator: " "))

@@ -128,11 +128,11 @@ enum Conditional {
     /// `If-Match: *` (a feed exists), `If-Match: "<fingerprint>", ...` (strong comparison: weak
     /// tags never match, so an empty or weak-only list never holds), `If-None-Match: *` (no feed
     /// yet). Both headers: both must hold (RFC 9110 §13.2.2 evaluates them in that order).
-    static func writePrecondition(ifMatch: String?, ifNoneMatch: String?) -> Result<WritePrecondition?, Problem> {
+    static func writePrecondition(ifMatch: String?, ifNoneMatch: String?) throws(Problem) -> WritePrecondition? {
         var conditions: [WritePrecondition] = []
         if let ifMatch {
             guard let members = parseTagList(ifMatch) else {
-                return .failure(.badRequest("invalid-precondition", "Invalid If-Match", "If-Match takes * or quoted entity tags (got '\(ifMatch)')."))
+                throw Problem.invalidIfMatch(ifMatch)
             }
             if members.contains(.any) {
                 conditions.append(.anyFeed)
@@ -142,15 +142,14 @@ enum Conditional {
         }
         if let ifNoneMatch {
             guard parseTagList(ifNoneMatch) == [.any] else {
-                return .failure(.badRequest("invalid-precondition", "Invalid If-None-Match",
-                                            "On writes, If-None-Match takes only * (write only if the group has no feed)."))
+                throw Problem.invalidIfNoneMatchOnWrite
             }
             conditions.append(.noFeed)
         }
         switch conditions.count {
-        case 0: return .success(nil)
-        case 1: return .success(conditions[0])
-        default: return .success(.all(conditions))
+        case 0: return nil
+        case 1: return conditions[0]
+        default: return .all(conditions)
         }
     }
 }

@@ -30,10 +30,7 @@ struct ArchiveRoutes: Sendable {
     /// so an export never holds a generation in memory.
     func export(_ routed: RoutedRequest) -> HTTPResponse {
         let group: String, schemaVersion: Int?
-        switch feeds.readTarget(routed) {
-        case .failure(let problem): return problem.response
-        case .success(let target): (group, schemaVersion) = target
-        }
+        do { (group, schemaVersion) = try feeds.readTarget(routed) } catch { return error.response }
         guard let generation = store.read(group: group, schemaVersion: schemaVersion).served else {
             return Problem.notFound("Group '\(group)' has no readable generation to export.").response
         }
@@ -107,10 +104,7 @@ struct ArchiveRoutes: Sendable {
     func restore(_ routed: RoutedRequest) -> HTTPResponse {
         let request = routed.request
         let group: String, parameters: FeedRoutes.PublishParameters
-        switch feeds.publishParameters(routed) {
-        case .failure(let problem): return problem.response
-        case .success(let parsed): (group, parameters) = parsed
-        }
+        do { (group, parameters) = try feeds.publishParameters(routed) } catch { return error.response }
         guard request.mediaType == "application/x-tar" else { return bodies.unsupported(request.headers["Content-Type"]).response }
         let reader: TarReader
         do {
@@ -133,12 +127,13 @@ struct ArchiveRoutes: Sendable {
             options.strict = true
         }
         let upload: AssetUpload
-        switch AssetUpload.pack(payload: unpacked.payload, candidates: unpacked.assets, options: options,
-                                encoder: feeds.encoder, threads: feeds.imagingThreads) {
-        case .failure(let problem): return problem.response
-        case .success(let packed): upload = packed
+        do {
+            upload = try AssetUpload.pack(payload: unpacked.payload, candidates: unpacked.assets, options: options,
+                                          encoder: feeds.encoder, threads: feeds.imagingThreads)
+            return try feeds.commit(group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? unpacked.schemaVersion, parameters: parameters)
+        } catch {
+            return error.response
         }
-        return feeds.commit(group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? unpacked.schemaVersion, parameters: parameters)
     }
 
     /// What an archive held.
@@ -201,7 +196,7 @@ struct ArchiveRoutes: Sendable {
                 case .folder: break
                 case .payload:
                     guard entry.size <= maxPayload else {
-                        return .failure(PublishProblems.payloadTooLarge("payload.json has \(entry.size) bytes; the limit is \(maxPayload) (--max-payload-bytes)."))
+                        return .failure(Problem.payloadTooLarge("payload.json has \(entry.size) bytes; the limit is \(maxPayload) (--max-payload-bytes)."))
                     }
                     payload = try readAll(reader, limit: maxBytes)
                 case .meta:
@@ -217,7 +212,7 @@ struct ArchiveRoutes: Sendable {
             } catch let error as TarError {
                 return .failure(Self.malformed(error.description))
             } catch {
-                return .failure(PublishProblems.uploadNotStored(reason: UploadStorageError(error).reason))
+                return .failure(Problem.uploadNotStored(reason: UploadStorageError(error).reason))
             }
         }
         guard let payload else {

@@ -17,7 +17,9 @@ struct AssetRoutes: Sendable {
     static let template = "/assets/{group}/{generationId}/{name}"
 
     var route: Route {
-        Route(Self.template, methods: ["GET": { serve($0) }], prepared: { preparedAnswer($0) })
+        Route(
+            Self.template, methods: ["GET": { routed throws(Problem) in try serve(routed) }],
+            prepared: { preparedAnswer($0) })
     }
 
     /// The cached answers for a request path while its file is still the one opened; a stale
@@ -44,22 +46,21 @@ struct AssetRoutes: Sendable {
             sendsFile: !notModified && request.method == "GET")
     }
 
-    func serve(_ routed: RoutedRequest) -> HTTPResponse {
+    func serve(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         // The same path decodes to the same names, so the raw path is the key; an entry exists
         // only for a path whose names passed the checks below.
         let key = routed.request.rawPath
         if let cached = currentEntry(path: key) { return cached.answer(to: routed.request.headers) }
         let (group, generation, name) = (routed.parameters[0], routed.parameters[1], routed.parameters[2])
         guard SafeName.isGroupName(group), SafeName.isSafe(generation), SafeName.isSafe(name) else {
-            return Problem.badRequest("invalid-asset-path", "Invalid asset path",
-                                      "Asset paths are /assets/{group}/{generationId}/{name}, each a safe name (A-Z a-z 0-9 - _ .).").response
+            throw Problem.invalidAssetPath
         }
-        let notFound = { Problem.notFound("No asset '\(name)' in generation '\(generation)' of group '\(group)'.").response }
+        let notFound = Problem.noAsset(name, generation: generation, group: group)
         guard let listed = index.assets(group: group, generation: generation, store: store)?.first(where: { $0.name == name }),
               let (file, token) = try? store.openAssetForReuse(group: group, generationId: generation, name: name) else {
-            return notFound()
+            throw notFound
         }
-        guard let sha256 = listed.sha256 ?? index.hash(of: file, key: "\(group)/\(generation)/\(name)") else { return notFound() }
+        guard let sha256 = listed.sha256 ?? index.hash(of: file, key: "\(group)/\(generation)/\(name)") else { throw notFound }
         let tag = Conditional.entityTag(sha256)
         let format = (try? file.read(count: 8)).flatMap(ImageFormat.init(magic:))
         let entry = AssetResponseCache.Entry(file: file, entityTag: tag, contentType: format.map { "image/\($0.rawValue)" } ?? "application/octet-stream",

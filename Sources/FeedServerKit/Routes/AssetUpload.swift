@@ -18,91 +18,76 @@ struct AssetUpload {
     }
 
     /// Reads `maxDimension`, `maxBytes`, `budgetBytes`, `quality`, `maxDecodedBytes`, `images`, `strict`.
-    static func options(from query: RequestFields) -> Result<Options, Problem> {
+    static func options(from query: RequestFields) throws(Problem) -> Options {
         var options = Options()
-        func integer(_ name: String, _ range: ClosedRange<Int>) -> Result<Int?, Problem> {
-            guard let text = query[name] else { return .success(nil) }
+        func integer(_ name: String, _ range: ClosedRange<Int>) throws(Problem) -> Int? {
+            guard let text = query[name] else { return nil }
             guard let value = Int(text), range.contains(value) else {
-                return .failure(.badRequest("invalid-parameter", "Invalid parameter",
-                                            "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound) (got '\(text)')."))
+                throw Problem.invalidParameter(
+                    "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound) (got '\(text)').")
             }
-            return .success(value)
+            return value
         }
-        do {
-            if let value = try integer("maxDimension", 16...8192).get() {
-                options.budget.maxDimension = value
-                options.budget.minDimension = min(options.budget.minDimension, value)
-            }
-            if let value = try integer("maxBytes", 1...(1 << 30)).get() { options.budget.maxBytesPerImage = value }
-            if let value = try integer("budgetBytes", 1...(1 << 32)).get() { options.budget.maxBytesTotal = value }
-            if let value = try integer("quality", 1...100).get() {
-                options.budget.jpegQuality = value
-                options.budget.minJPEGQuality = min(options.budget.minJPEGQuality, value)
-            }
-            if let value = try integer("maxDecodedBytes", 1...(1 << 40)).get() { options.budget.maxDecodedBytes = value }
-        } catch {
-            return .failure(error)
+        if let value = try integer("maxDimension", 16...8192) {
+            options.budget.maxDimension = value
+            options.budget.minDimension = min(options.budget.minDimension, value)
         }
+        if let value = try integer("maxBytes", 1...(1 << 30)) { options.budget.maxBytesPerImage = value }
+        if let value = try integer("budgetBytes", 1...(1 << 32)) { options.budget.maxBytesTotal = value }
+        if let value = try integer("quality", 1...100) {
+            options.budget.jpegQuality = value
+            options.budget.minJPEGQuality = min(options.budget.minJPEGQuality, value)
+        }
+        if let value = try integer("maxDecodedBytes", 1...(1 << 40)) { options.budget.maxDecodedBytes = value }
         switch query["images"] {
         case nil, "encode", "pack": break
         case "raw": options.raw = true
-        case let other?:
-            return .failure(.badRequest("invalid-parameter", "Invalid parameter", "images must be 'encode' (or 'pack') or 'raw' (got '\(other)')."))
+        case let other?: throw Problem.invalidParameter("images must be 'encode' (or 'pack') or 'raw' (got '\(other)').")
         }
         switch query["strict"] {
         case nil, "false": break
         case "true": options.strict = true
-        case let other?:
-            return .failure(.badRequest("invalid-parameter", "Invalid parameter", "strict must be 'true' or 'false' (got '\(other)')."))
+        case let other?: throw Problem.invalidParameter("strict must be 'true' or 'false' (got '\(other)').")
         }
-        return .success(options)
+        return options
     }
 
     /// Splits the parts, checks names, and packs the images.
-    static func prepare(parts: [MultipartPart], options: Options, encoder: VipsImageEncoder, threads: Int) -> Result<AssetUpload, Problem> {
+    static func prepare(parts: [MultipartPart], options: Options, encoder: VipsImageEncoder, threads: Int) throws(Problem)
+        -> AssetUpload
+    {
         var payload: [UInt8]?
         var candidates: [AssetBudget.Candidate] = []
         var names = Set<String>()
         for part in parts {
             // `-F payload=@feed.json` (a file part) and `-F 'payload={...}'` (a field) both work.
             if part.name == "payload" {
-                guard payload == nil else { return .failure(.badRequest("malformed-multipart", "Malformed multipart body", "More than one 'payload' part.")) }
+                guard payload == nil else { throw Problem.repeatedPayloadPart }
                 payload = part.bytes
                 continue
             }
             // The asset name is the part's filename; a part without one is named by its field.
             let name = part.filename ?? part.name
-            if let reason = SafeName.problem(with: name) {
-                return .failure(.badRequest("invalid-asset-name", "Invalid asset name",
-                                            "Asset name '\(name)' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..')."))
-            }
-            guard names.insert(name).inserted else {
-                return .failure(.badRequest("duplicate-asset-name", "Duplicate asset name", "Asset name '\(name)' appears more than once."))
-            }
+            if let reason = SafeName.problem(with: name) { throw Problem.invalidAssetName(name, reason: reason) }
+            guard names.insert(name).inserted else { throw Problem(PublishError.duplicateAssetName(name)) }
             candidates.append(AssetBudget.Candidate(name: name, source: part.source))
         }
-        guard let payload else {
-            return .failure(.badRequest("missing-payload", "Missing payload",
-                                        "A multipart publish needs a part named 'payload' holding the JSON payload."))
-        }
-        return pack(payload: payload, candidates: candidates, options: options, encoder: encoder, threads: threads)
+        guard let payload else { throw Problem.missingPayloadPart }
+        return try pack(payload: payload, candidates: candidates, options: options, encoder: encoder, threads: threads)
     }
 
     /// Packs checked, uniquely named candidates under the options' budget (as they are with
     /// `raw`); with `strict`, a skipped asset is a 422. Multipart publishes, seed folders and
     /// archives all come through here, so the same files always pack to the same bytes.
-    static func pack(payload: [UInt8], candidates: [AssetBudget.Candidate], options: Options, encoder: VipsImageEncoder, threads: Int) -> Result<AssetUpload, Problem> {
-        let packing = options.raw
+    static func pack(
+        payload: [UInt8], candidates: [AssetBudget.Candidate], options: Options, encoder: VipsImageEncoder, threads: Int
+    ) throws(Problem) -> AssetUpload {
+        let packing =
+            options.raw
             ? options.budget.packRaw(candidates, encoder: encoder)
             : encoder.pack(candidates, budget: options.budget, threads: threads)
-        if options.strict, !packing.skipped.isEmpty {
-            var problem = Problem(status: 422, type: "assets-rejected", title: "Assets do not fit",
-                                  detail: "strict=true and \(packing.skipped.count) asset(s) could not be stored: "
-                                      + packing.skipped.map { "\($0.name): \($0.reason)" }.joined(separator: "; ") + ". Nothing was published.")
-            problem.extensions = [("skipped", skippedJSON(packing.skipped))]
-            return .failure(problem)
-        }
-        return .success(AssetUpload(payload: payload, packing: packing))
+        if options.strict, !packing.skipped.isEmpty { throw Problem.assetsRejected(packing.skipped) }
+        return AssetUpload(payload: payload, packing: packing)
     }
 
     /// The packed images as store inputs.

@@ -15,56 +15,44 @@ struct FaultRoutes: Sendable {
 
     var routes: [Route] {
         guard let lab else {
-            let off: @Sendable (RoutedRequest) -> HTTPResponse = { _ in
-                Problem(status: 404, type: "fault-lab-off", title: "Fault lab is off",
-                        detail: "The fault lab is off: start feed-server with --fault-lab (FEED_SERVER_FAULT_LAB=on) to write broken states on purpose.").response
-            }
-            return [Route(Self.template, methods: Dictionary(uniqueKeysWithValues: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"].map { ($0, off) }))]
+            let off: RouteHandler = { _ throws(Problem) in throw Problem.faultLabOff }
+            let methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"].map { ($0, off) }
+            return [Route(Self.template, methods: Dictionary(uniqueKeysWithValues: methods))]
         }
-        return [Route(Self.template, methods: ["POST": { inject($0, lab: lab) }], bodies: ["POST": orderBodies])]
+        return [
+            Route(
+                Self.template, methods: ["POST": { routed throws(Problem) in try inject(routed, lab: lab) }],
+                bodies: ["POST": orderBodies])
+        ]
     }
 
     /// A fault order is a small JSON object: judged from the head, kept in memory.
     private var orderBodies: BodyPolicy {
-        BodyPolicy(limits: ["application/json": 64 << 10],
-                   unsupported: { _ in Self.unsupportedMediaType },
-                   tooLarge: { bytes, limit in
-                       Problem(status: 413, type: "body-too-large", title: "Request body too large",
-                               detail: "A fault order has \(bytes) bytes; the limit is \(limit).")
-                   })
+        BodyPolicy(
+            limits: ["application/json": 64 << 10], unsupported: { _ in .unsupportedFaultType },
+            tooLarge: { bytes, limit in .faultOrderTooLarge(bytes: bytes, limit: limit) })
     }
 
-    private static let unsupportedMediaType = Problem(status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-                                                      detail: "Send the fault as application/json, for example {\"kind\":\"corrupt-feed\"}.")
-
-    func inject(_ routed: RoutedRequest, lab: FaultLab) -> HTTPResponse {
+    func inject(_ routed: RoutedRequest, lab: FaultLab) throws(Problem) -> HTTPResponse {
         let group = routed.parameters[0]
-        if let reason = SafeName.problem(with: group) {
-            return PublishProblems.problem(for: .invalidGroupName(group, reason: reason)).response
-        }
-        guard routed.request.mediaType == "application/json" else { return Self.unsupportedMediaType.response }
-        let order: FaultOrder
-        switch FaultOrder.parse(routed.request.body, limits: store.configuration.payloadLimits) {
-        case .failure(let problem): return problem.response
-        case .success(let parsed): order = parsed
-        }
+        if let reason = SafeName.problem(with: group) { throw Problem(PublishError.invalidGroupName(group, reason: reason)) }
+        guard routed.request.mediaType == "application/json" else { throw Problem.unsupportedFaultType }
+        let order = try FaultOrder.parse(routed.request.body, limits: store.configuration.payloadLimits)
         let result: Result<FaultOutcome, FaultError>
         if order.request.kind == .slowPublish {
             do {
                 result = try lab.slowPublish(store: store, order.request, group: group, seconds: order.seconds)
             } catch {
-                return Problem.threadUnavailable(error).response
+                throw Problem.threadUnavailable(error)
             }
         } else {
             result = Result { () throws(FaultError) in try store.injectFault(order.request, group: group) }
         }
-        switch result {
-        case .failure(let error):
-            return Self.problem(for: error).response
-        case .success(let outcome):
-            metrics.recordFault(outcome.kind)
-            return .json(201, CompactJSON.bytes(Self.json(outcome, seconds: order.seconds)) + [0x0A], headers: [("Cache-Control", "no-store")])
-        }
+        let outcome: FaultOutcome
+        do { outcome = try result.get() } catch { throw Problem(error) }
+        metrics.recordFault(outcome.kind)
+        let body = CompactJSON.bytes(Self.json(outcome, seconds: order.seconds)) + [0x0A]
+        return .json(201, body, headers: [("Cache-Control", "no-store")])
     }
 
     /// `{"kind","generationId"?,"schemaVersion","readerServes","skipped","serverServes","detail"}`.
@@ -110,17 +98,6 @@ struct FaultRoutes: Sendable {
         return .object(members)
     }
 
-    static func problem(for error: FaultError) -> Problem {
-        switch error {
-        case .invalidGroupName(let name, let reason):
-            return PublishProblems.problem(for: .invalidGroupName(name, reason: reason))
-        case .notApplicable(let detail):
-            return Problem(status: 409, type: "fault-not-applicable", title: "Fault not applicable", detail: detail)
-        case .storage(let fileError):
-            // The store made the path relative to the root: no absolute server path in a detail.
-            return PublishProblems.problem(for: .storage(fileError, outcome: .unchanged))
-        }
-    }
 }
 
 /// The body of `POST /feeds/{group}/faults`, checked member by member.
@@ -129,17 +106,15 @@ struct FaultOrder {
     /// `slow-publish` only: how long the `.tmp` folder is held.
     var seconds: Int?
 
-    static func parse(_ body: [UInt8], limits: JSONLimits) -> Result<FaultOrder, Problem> {
+    static func parse(_ body: [UInt8], limits: JSONLimits) throws(Problem) -> FaultOrder {
         let value: JSONValue
-        do { value = try JSONParser.parse(body, limits: limits) } catch {
-            var problem = Problem.badRequest("invalid-json", "Invalid JSON", "The body is not valid JSON: \(error.reason) at byte \(error.offset).")
-            problem.extensions = [("offset", .number(String(error.offset))), ("reason", .string(error.reason))]
-            return .failure(problem)
+        do { value = try JSONParser.parse(body, limits: limits) } catch { throw Problem.invalidJSON(error, title: "Invalid JSON", subject: "body") }
+        guard case .object(let members) = value else {
+            throw Problem.invalidFault("The body must be a JSON object such as {\"kind\":\"corrupt-feed\"}.")
         }
-        guard case .object(let members) = value else { return .failure(invalid("The body must be a JSON object such as {\"kind\":\"corrupt-feed\"}.")) }
         let kinds = FaultKind.allCases.map(\.rawValue).joined(separator: ", ")
         guard let text = value["kind"]?.stringValue, let kind = FaultKind(rawValue: text) else {
-            return .failure(invalid("kind must be one of \(kinds)."))
+            throw Problem.invalidFault("kind must be one of \(kinds).")
         }
         var order = FaultOrder(request: FaultRequest(kind: kind), seconds: nil)
         let allowed: Set<String> = switch kind {
@@ -148,22 +123,23 @@ struct FaultOrder {
         default: ["kind"]
         }
         if let extra = members.first(where: { !allowed.contains($0.name) }) {
-            return .failure(invalid("'\(extra.name)' does not apply to \(kind.rawValue) (it takes: \(allowed.sorted().joined(separator: ", ")))."))
+            throw Problem.invalidFault(
+                "'\(extra.name)' does not apply to \(kind.rawValue) (it takes: \(allowed.sorted().joined(separator: ", "))).")
         }
         if kind == .slowPublish {
             guard let seconds = wholeNumber(value["seconds"]), (0...FaultKind.maxHoldSeconds).contains(seconds) else {
-                return .failure(invalid("slow-publish needs seconds, an integer from 0 to \(FaultKind.maxHoldSeconds)."))
+                throw Problem.invalidFault("slow-publish needs seconds, an integer from 0 to \(FaultKind.maxHoldSeconds).")
             }
             order.seconds = seconds
             order.request.payload = value["payload"]
         }
         if let asset = value["asset"] {
             guard let name = asset.stringValue, SafeName.isSafe(name) else {
-                return .failure(invalid("asset must be the name of one of the served generation's assets."))
+                throw Problem.invalidFault("asset must be the name of one of the served generation's assets.")
             }
             order.request.asset = name
         }
-        return .success(order)
+        return order
     }
 
     /// A JSON number with no fraction, in any spelling JSON allows (`25`, `25.0`, `2.5e1`: JSON
@@ -171,9 +147,5 @@ struct FaultOrder {
     private static func wholeNumber(_ value: JSONValue?) -> Int? {
         guard case .number(let literal)? = value, let number = Double(literal), number.rounded() == number, abs(number) <= 1e9 else { return nil }
         return Int(number)
-    }
-
-    private static func invalid(_ detail: String) -> Problem {
-        .badRequest("invalid-fault", "Invalid fault", detail)
     }
 }

@@ -12,12 +12,11 @@ enum PublishLint {
     }
 
     /// `lint=warn` (default) or `lint=strict`; anything else is a 400.
-    static func mode(from query: RequestFields) -> Result<Mode, Problem> {
+    static func mode(from query: RequestFields) throws(Problem) -> Mode {
         switch query["lint"] {
-        case nil, "warn": return .success(.warn)
-        case "strict": return .success(.strict)
-        case let other?:
-            return .failure(.badRequest("invalid-parameter", "Invalid parameter", "lint must be 'warn' or 'strict' (got '\(other)')."))
+        case nil, "warn": return .warn
+        case "strict": return .strict
+        case let other?: throw Problem.invalidParameter("lint must be 'warn' or 'strict' (got '\(other)').")
         }
     }
 
@@ -34,18 +33,6 @@ enum PublishLint {
         var skipped: [String: String] = [:]
         for entry in packing.skipped where skipped[entry.name] == nil { skipped[entry.name] = entry.reason }
         return lint.report(payload: value, assets: assets, skipped: skipped, limit: maxListed)
-    }
-
-    /// `lint=strict` with warnings: 422, nothing written, the warnings in the problem document.
-    static func strictProblem(_ report: LintReport) -> Problem {
-        let shown = report.warnings.prefix(3)
-        let more = report.total - shown.count
-        var problem = Problem(status: 422, type: "platform-limits", title: "The feed breaks platform limits",
-                              detail: "lint=strict and \(report.total) warning(s): "
-                                  + shown.map { "\($0.code.rawValue): \($0.detail)" }.joined(separator: " ")
-                                  + (more > 0 ? " And \(more) more (see warnings)." : "") + " Nothing was published.")
-        problem.extensions = members(report).map { ($0.name, $0.value) }
-        return problem
     }
 
     /// `warnings` and, when some were only counted, `warningsOmitted`: the members an answer

@@ -57,9 +57,12 @@ struct SeedPublisher: Sendable {
             return .failed(error.description)
         }
         let upload: AssetUpload
-        switch AssetUpload.pack(payload: seed.payload, candidates: seed.assets, options: AssetUpload.Options(), encoder: encoder, threads: threads) {
-        case .failure(let problem): return .failed(problem.detail)
-        case .success(let packed): upload = packed
+        do {
+            upload = try AssetUpload.pack(
+                payload: seed.payload, candidates: seed.assets, options: AssetUpload.Options(), encoder: encoder,
+                threads: threads)
+        } catch {
+            return .failed(error.detail)
         }
         for skipped in upload.packing.skipped {
             AccessLog.message("feed-server: seed: group '\(group)': asset '\(skipped.name)' left out: \(skipped.reason)")
@@ -70,7 +73,7 @@ struct SeedPublisher: Sendable {
             case .unchanged: return .unchanged
             }
         } catch {
-            return .failed(PublishProblems.problem(for: error).detail)
+            return .failed(Problem(error).detail)
         }
     }
 }

@@ -8,17 +8,10 @@ extension FeedRoutes {
     /// `GET /feeds/{group}/warnings`: the platform-limit warnings of the served generation, the
     /// same checks a publish answer carries (the preview page shows them). Works for generations
     /// written by anyone: an asset whose envelope gives no pixel size is measured from its header.
-    func warnings(_ routed: RoutedRequest) -> HTTPResponse {
-        let group: String, schemaVersion: Int?
-        switch readTarget(routed) {
-        case .failure(let problem): return problem.response
-        case .success(let target): (group, schemaVersion) = target
-        }
+    func warnings(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let (group, schemaVersion) = try readTarget(routed)
         let read = store.read(group: group, schemaVersion: schemaVersion)
-        guard let generation = read.served else {
-            return Problem(status: 404, type: "no-feed", title: "No feed",
-                           detail: "Group '\(group)' has no readable generation\(schemaVersion.map { " with schemaVersion \($0)" } ?? "").").response
-        }
+        guard let generation = read.served else { throw Problem.noFeed(group: group, schemaVersion: schemaVersion) }
         let payload = (try? JSONParser.parse(generation.compactPayload)) ?? .null
         let assets = generation.assets.map { asset -> FeedLint.Asset in
             if let width = asset.width, let height = asset.height { return FeedLint.Asset(name: asset.name, width: width, height: height) }

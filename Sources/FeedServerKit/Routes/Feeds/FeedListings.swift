@@ -1,0 +1,90 @@
+import ConcurrencyPrimitives
+import FeedStore
+import HTTPTransport
+
+/// `GET /feeds` and `GET /feeds/{group}/generations`.
+extension FeedRoutes {
+    func list() -> HTTPResponse {
+        let groups: [JSONValue] = store.groups().map { group in
+            // Through the read cache: a listing costs one `lstat` per group while nothing changed.
+            var served: FeedResponseCache.Entry?
+            if case .feed(let entry) = cache.lookup(.init(group: group, schemaVersion: nil)) { served = entry }
+            return .object([
+                JSONMember("group", .string(group)),
+                JSONMember("generationId", served.map { .string($0.generationId) } ?? .null),
+                JSONMember("fingerprint", served.map { .string($0.fingerprint) } ?? .null),
+                JSONMember("generatedAtEpochMs", served.map { .number(String($0.generatedAtEpochMs)) } ?? .null),
+                JSONMember("schemaVersion", served.map { .number(String($0.schemaVersion)) } ?? .null),
+                JSONMember("url", .string("/feeds/\(group)")),
+            ])
+        }
+        return .json(200, CompactJSON.bytes(.object([JSONMember("groups", .array(groups))])) + [0x0A], headers: [("Cache-Control", "no-cache")])
+    }
+
+    func generations(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let (group, schemaVersion) = try readTarget(routed)
+        let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
+        if let cached = listings.lookup(key, isCurrent: store.isCurrent) { return cached }
+        let token = store.folderToken(group: group)
+        guard let statuses = store.generations(group: group, schemaVersion: schemaVersion) else {
+            throw Problem.noGroup(group)
+        }
+        let faults = store.injectedFaults(group: group)
+        let entries: [JSONValue] = statuses.map { status in
+            var members = [JSONMember("id", .string(status.id)), JSONMember("state", .string(status.state.rawValue)),
+                           JSONMember("reason", status.reason.map { .string($0) } ?? .null)]
+            if let generation = status.generation {
+                members += [
+                    JSONMember("schemaVersion", .number(String(generation.schemaVersion))),
+                    JSONMember("generatedAtEpochMs", .number(String(generation.generatedAtEpochMs))),
+                    JSONMember("fingerprint", .string(generation.fingerprint)),
+                    JSONMember("assets", .number(String(generation.assets.count))),
+                    JSONMember("assetBytes", .number(String(generation.assets.reduce(0) { $0 + $1.bytes }))),
+                ]
+            }
+            if let fault = faults.first(where: { $0.folder == status.id }) { members.append(JSONMember("fault", FaultRoutes.json(fault))) }
+            return .object(members)
+        }
+        let served = statuses.first { $0.state == .served }?.id
+        let body = CompactJSON.bytes(.object([
+            JSONMember("group", .string(group)),
+            JSONMember("served", served.map { .string($0) } ?? .null),
+            JSONMember("generations", .array(entries)),
+            JSONMember("faults", .array(faults.map { FaultRoutes.json($0) })),
+        ]))
+        let response = HTTPResponse.json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
+        listings.store(key, response, token: token)
+        return response
+    }
+}
+
+/// Rendered `/feeds/{group}/generations` answers. Each is revalidated on use by the group's
+/// folder token (`current.json`, `generations/` and the fault record, one `lstat` each), and
+/// re-rendered at least once a second, so a generation damaged in place shows up too.
+final class ListingCache: Sendable {
+    private struct Rendered {
+        let response: HTTPResponse
+        let token: ChangeToken
+        let renderedAtNanos: Int64
+    }
+
+    private let entries = Lock<[FeedResponseCache.Key: Rendered]>([:])
+    private let capacity = 1024
+    /// Longest time an answer is reused without re-reading the folder.
+    static let maxAgeNanos: Int64 = 1_000_000_000
+
+    /// The cached answer, when its folder has not changed and it is young enough.
+    func lookup(_ key: FeedResponseCache.Key, isCurrent: (ChangeToken) -> Bool) -> HTTPResponse? {
+        guard let rendered = entries.withLock({ $0[key] }),
+              MonotonicClock.nanos() - rendered.renderedAtNanos < Self.maxAgeNanos, isCurrent(rendered.token) else { return nil }
+        return rendered.response
+    }
+
+    /// Keeps an answer rendered from a folder whose token (taken before reading it) is `token`.
+    func store(_ key: FeedResponseCache.Key, _ response: HTTPResponse, token: ChangeToken) {
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = Rendered(response: response, token: token, renderedAtNanos: MonotonicClock.nanos())
+        }
+    }
+}

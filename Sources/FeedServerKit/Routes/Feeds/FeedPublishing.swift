@@ -1,0 +1,123 @@
+import ConcurrencyPrimitives
+import FeedStore
+import HTTPTransport
+
+/// `PUT /feeds/{group}`: a JSON or multipart publish, linted, written, answered.
+extension FeedRoutes {
+    /// What a publish takes, judged from the head: a JSON payload up to the feed.json limit, or
+    /// a multipart body up to `--max-body-bytes`.
+    var publishBodies: BodyPolicy {
+        BodyPolicy(
+            limits: ["application/json": store.configuration.maxFeedBytes, "multipart/form-data": maxBodyBytes],
+            unsupported: { sent in .unsupportedPublishType(sent) },
+            tooLarge: { [maxFeedBytes = store.configuration.maxFeedBytes] bytes, limit in
+                limit == maxFeedBytes ? .jsonPayloadTooLarge(bytes: bytes, limit: limit) : .bodyTooLarge(bytes: bytes, limit: limit)
+            })
+    }
+
+    /// What every publish reads from its request line and head, checked before any state is
+    /// looked at (400 before 412).
+    struct PublishParameters {
+        /// From `X-Schema-Version` or `?schemaVersion=` (nil: neither).
+        var schemaVersion: Int?
+        /// The image budget and its switches.
+        var uploadOptions: AssetUpload.Options
+        /// `?lint=`.
+        var lintMode: PublishLint.Mode
+        /// `If-Match` / `If-None-Match`.
+        var precondition: WritePrecondition?
+    }
+
+    /// The group name and publish parameters of a request; the first bad one is thrown.
+    func publishParameters(_ routed: RoutedRequest) throws(Problem) -> (group: String, parameters: PublishParameters) {
+        let request = routed.request
+        let group = try Self.validGroup(routed.parameters[0])
+        let schemaVersion = try ReadParameters.schemaVersion(
+            header: request.headers["X-Schema-Version"], query: request.query["schemaVersion"])
+        let uploadOptions = try AssetUpload.options(from: request.query)
+        let lintMode = try PublishLint.mode(from: request.query)
+        let precondition = try Conditional.writePrecondition(
+            ifMatch: request.headers["If-Match"], ifNoneMatch: request.headers["If-None-Match"])
+        let parameters = PublishParameters(
+            schemaVersion: schemaVersion, uploadOptions: uploadOptions, lintMode: lintMode, precondition: precondition)
+        return (group, parameters)
+    }
+
+    func publish(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let request = routed.request
+        let (group, parameters) = try publishParameters(routed)
+        let maxFeedBytes = store.configuration.maxFeedBytes
+        let upload: AssetUpload
+        switch request.mediaType {
+        case "application/json":
+            upload = AssetUpload(payload: request.body, packing: AssetBudget.Result())
+        case "multipart/form-data":
+            upload = try AssetUpload.prepare(
+                parts: request.parts ?? [], options: parameters.uploadOptions, encoder: encoder, threads: imagingThreads)
+        default:
+            throw Problem.unsupportedPublishType(request.headers["Content-Type"])
+        }
+        guard upload.payload.count <= maxFeedBytes else {
+            throw Problem.jsonPayloadTooLarge(bytes: upload.payload.count, limit: maxFeedBytes)
+        }
+        return try commit(group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? 1, parameters: parameters)
+    }
+
+    /// The end of every HTTP publish: lint (422 under `lint=strict`), write, count, answer.
+    func commit(group: String, upload: AssetUpload, schemaVersion: Int, parameters: PublishParameters) throws(Problem)
+        -> HTTPResponse
+    {
+        let warnings = PublishLint.warnings(
+            payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits)
+        if parameters.lintMode == .strict, !warnings.isEmpty {
+            metrics.recordWarnings(warnings)
+            throw Problem.platformLimits(warnings)
+        }
+        let started = MonotonicClock.nanos()
+        let result: PublishResult
+        do {
+            result = try store.publish(
+                group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion, assets: upload.assetInputs,
+                precondition: parameters.precondition)
+        } catch {
+            throw Problem(error)
+        }
+        var changed = false
+        if case .published = result { changed = true }
+        metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: changed)
+        metrics.recordWarnings(warnings)
+        return publishedResponse(group, result, packing: upload.packing, warnings: warnings)
+    }
+
+    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result, warnings: LintReport)
+        -> HTTPResponse
+    {
+        let published: Bool
+        if case .published = result { published = true } else { published = false }
+        let assets: [JSONValue] = packing.packed.map { packed in
+            .object([
+                JSONMember("name", .string(packed.name)),
+                JSONMember("bytes", .number(String(packed.image.bytes.count))),
+                JSONMember("width", .number(String(packed.image.width))),
+                JSONMember("height", .number(String(packed.image.height))),
+                JSONMember("decodedBytes", .number(String(packed.image.decodedBytes))),
+                JSONMember("url", .string(FeedRendering.assetURL(group: group, generation: result.generationId, name: packed.name))),
+            ])
+        }
+        let members =
+            [
+                JSONMember("result", .string(published ? "published" : "unchanged")),
+                JSONMember("generationId", .string(result.generationId)),
+                JSONMember("fingerprint", .string(result.fingerprint)),
+                JSONMember("assetBytes", .number(String(packing.totalBytes))),
+                JSONMember("decodedBytes", .number(String(packing.totalDecodedBytes))),
+                JSONMember("assets", .array(assets)),
+                JSONMember("skipped", AssetUpload.skippedJSON(packing.skipped)),
+            ] + PublishLint.members(warnings)
+        var body = CompactJSON.bytes(.object(members))
+        body.append(0x0A)
+        var headers = [("ETag", Conditional.entityTag(result.fingerprint)), ("Cache-Control", "no-store")]
+        if published { headers.append(("Location", "/feeds/\(group)")) }
+        return .json(published ? 201 : 200, body, headers: headers)
+    }
+}

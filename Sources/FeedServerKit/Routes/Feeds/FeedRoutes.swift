@@ -1,0 +1,140 @@
+import FeedImaging
+import FeedStore
+import HTTPTransport
+
+/// `/feeds/{group}`: read (with its long-poll and prepared answer) and delete, the event stream,
+/// and the route table of the feed family (publish, listings and warnings live beside it).
+struct FeedRoutes: Sendable {
+    let store: FeedStore
+    let cache: FeedResponseCache
+    let encoder: VipsImageEncoder
+    let imagingThreads: Int
+    let metrics: Metrics
+    let waiters: Waiters
+    /// `--max-body-bytes`: the largest multipart publish.
+    let maxBodyBytes: Int
+    /// Rendered `/generations` answers, revalidated against the group folder.
+    let listings = ListingCache()
+    /// The platform-limit check every publish answer reports (`--android-screen`).
+    let lint: FeedLint
+
+    /// The template of a feed's read and publish route.
+    static let readTemplate = "/feeds/{group}"
+
+    /// The route table entries.
+    var routes: [Route] {
+        [
+            Route("/feeds", methods: ["GET": { _ in list() }], offloaded: ["GET"]),
+            Route(
+                Self.readTemplate,
+                methods: [
+                    "GET": { routed throws(Problem) in try read(routed) },
+                    "PUT": { routed throws(Problem) in try publish(routed) },
+                    "DELETE": { routed throws(Problem) in try clear(routed) },
+                ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"], prepared: { preparedRead($0) }),
+            Route("/feeds/{group}/generations", methods: ["GET": { routed throws(Problem) in try generations(routed) }], offloaded: ["GET"]),
+            Route("/feeds/{group}/events", methods: ["GET": { routed throws(Problem) in try events(routed) }]),
+            Route("/feeds/{group}/warnings", methods: ["GET": { routed throws(Problem) in try warnings(routed) }]),
+        ]
+    }
+
+    // MARK: GET / HEAD
+
+    func read(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let (group, schemaVersion) = try readTarget(routed)
+        let wait = try ReadParameters.waitSeconds(routed.request.query["wait"])
+        let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
+        switch cache.lookup(key) {
+        case .feed(let entry):
+            let notModified = answered(entry, ifNoneMatch: Conditional.ifNoneMatch(in: routed.request.headers, matches: entry.entityTag))
+            // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
+            // feed changes or the wait ends; then answer as usual (200 or 304).
+            if notModified, let wait, !routed.request.resumed {
+                guard let suspension = waiters.park(key: key, entityTag: entry.entityTag, seconds: wait) else {
+                    throw Problem.tooManyWaiters
+                }
+                return .suspend(suspension)
+            }
+            return notModified ? entry.notModified : entry.ok
+        case .noFeed(let read):
+            throw Problem.noFeed(group: group, schemaVersion: schemaVersion, read: read)
+        }
+    }
+
+    /// A cached read of a plain `/feeds/{group}` (no query) from its prepared answer; nil when
+    /// the entry is not cached, not current, or its answer not built yet by a routed read.
+    func preparedRead(_ request: PreparedRequest) -> PreparedAnswer? {
+        let name = request.parameter(0)
+        guard SafeName.isGroupName(bytes: name) else { return nil }
+        guard let entry = cache.current(.init(group: String(decoding: name, as: UTF8.self), schemaVersion: nil)) else {
+            return nil
+        }
+        let notModified = Conditional.ifNoneMatch(cString: request.head.ifNoneMatch, matches: entry.entityTag)
+        // The prepared handle and the figures straight from the entry: copying a whole
+        // HTTPResponse here would retain and release its headers and body on every read.
+        let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared
+        guard let handle = prepared.existingHandle else { return nil }
+        _ = answered(entry, ifNoneMatch: notModified)
+        return PreparedAnswer(
+            owner: prepared, handle: handle, status: notModified ? 304 : 200,
+            bodyBytes: notModified ? 0 : entry.body.bytes.count)
+    }
+
+    /// Whether a read of `entry` is answered `304`, counting a fallback served (both ways of
+    /// answering a read pass here).
+    private func answered(_ entry: FeedResponseCache.Entry, ifNoneMatch matches: Bool) -> Bool {
+        if entry.isFallback { metrics.recordFallbackServed() }
+        return matches
+    }
+
+    // MARK: DELETE
+
+    func clear(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let group = try Self.validGroup(routed.parameters[0])
+        let headers = routed.request.headers
+        let precondition = try Conditional.writePrecondition(ifMatch: headers["If-Match"], ifNoneMatch: headers["If-None-Match"])
+        do {
+            try store.clear(group: group, precondition: precondition)
+        } catch {
+            throw Problem(error)
+        }
+        return HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
+    }
+
+    // MARK: Server-Sent Events
+
+    /// `GET /feeds/{group}/events`: an event `generation` per change (id = fingerprint), the
+    /// current one at once unless `Last-Event-ID` names it, a comment heartbeat every 15 s.
+    func events(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let (group, schemaVersion) = try readTarget(routed)
+        if routed.request.method == "HEAD" {
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+        }
+        let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
+        guard let stream = waiters.subscribe(key: key, lastEventID: routed.request.headers["Last-Event-ID"]) else {
+            throw Problem.tooManyWaiters
+        }
+        var response = HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache"),
+                ("X-Accel-Buffering", "no"),
+            ])
+        response.body = .stream(stream)
+        return response
+    }
+
+    // MARK: The group
+
+    /// The group and optional `schemaVersion` filter of a read.
+    func readTarget(_ routed: RoutedRequest) throws(Problem) -> (group: String, schemaVersion: Int?) {
+        let group = try Self.validGroup(routed.parameters[0])
+        return (group, try ReadParameters.schemaVersion(header: nil, query: routed.request.query["schemaVersion"]))
+    }
+
+    /// `group` when it can name a group.
+    static func validGroup(_ group: String) throws(Problem) -> String {
+        if let reason = SafeName.groupProblem(with: group) { throw Problem.invalidGroupName(group, reason: reason) }
+        return group
+    }
+}
