@@ -14,10 +14,10 @@ sanitizers=("${@:-thread address}")
 read -r -a sanitizers <<<"${sanitizers[*]}"
 
 # ThreadSanitizer cannot see Synchronization.Mutex once it is contended (it hands the lock over
-# in the kernel), so a Mutex would make this run report races that do not exist. FeedStore's
-# Lock is the project's lock.
+# in the kernel), so a Mutex would make this run report races that do not exist.
+# ConcurrencyPrimitives' Lock is the project's lock.
 if grep -rnE '\bMutex *[<(]' Sources Tests Fuzz --include='*.swift'; then
-  echo "Synchronization.Mutex is invisible to ThreadSanitizer: use FeedStore's Lock (docs/testing.md)." >&2
+  echo "Synchronization.Mutex is invisible to ThreadSanitizer: use ConcurrencyPrimitives' Lock (docs/testing.md)." >&2
   exit 1
 fi
 

@@ -5,13 +5,24 @@ import HTTPTransport
 /// authorization, the handler (problems it throws caught here, once), CORS headers, and the
 /// request metrics, counted here and nowhere else. (Request ids and the access log are the
 /// transport's, so even its own refusals have them.)
-struct RequestPipeline: HTTPResponder {
+///
+/// A class: the transport holds it as `any HTTPResponder` and calls it on every request, and a
+/// struct of this size would be copied (each of its tables retained and released) on each call.
+final class RequestPipeline: HTTPResponder {
     let router: Router
     let authorization: Authorization
     let cors: CORSPolicy?
     let metrics: Metrics
     /// Where slow handlers run (nil: inline, for tests of the pipeline alone).
-    var pool: WorkPool?
+    let pool: WorkPool?
+
+    init(router: Router, authorization: Authorization, cors: CORSPolicy?, metrics: Metrics, pool: WorkPool?) {
+        self.router = router
+        self.authorization = authorization
+        self.cors = cors
+        self.metrics = metrics
+        self.pool = pool
+    }
 
     /// Judges a request that carries a body from its head alone, on the first handler call,
     /// before a body byte is accepted: route (400, 404, 405), token (401), media type (415) and
@@ -39,8 +50,8 @@ struct RequestPipeline: HTTPResponder {
     /// A cached read answered from the route's prepared answer, counted like any other. Reads
     /// that need a token are always routed: the token is checked in one place.
     func preparedAnswer(_ head: RequestHead) -> PreparedAnswer? {
-        guard authorization.readsAreOpen, let (route, answer) = router.preparedAnswer(head) else { return nil }
-        count(routeIndex: route, method: head.methodIs("HEAD") ? "HEAD" : "GET", status: answer.status, bytes: answer.bodyBytes)
+        guard authorization.readsAreOpen, let (route, method, answer) = router.preparedAnswer(head) else { return nil }
+        count(routeIndex: route, method: method, status: answer.status, bytes: answer.bodyBytes)
         metrics.recordPreparedAnswer()
         return answer
     }

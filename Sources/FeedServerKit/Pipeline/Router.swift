@@ -73,14 +73,7 @@ struct Route: Sendable {
         self.bodies = bodies
         self.offloaded = offloaded
         self.prepared = prepared
-        literalBytes = pattern.map { segment in
-            if case .literal(let text) = segment { return Array(text.utf8) }
-            return nil
-        }
     }
-
-    /// The literal segments' bytes (nil for parameters), for matching a path in place.
-    private let literalBytes: [[UInt8]?]
 
     /// The parameter values when `segments` match the pattern.
     func match(_ segments: [String]) -> [String]? {
@@ -95,39 +88,81 @@ struct Route: Sendable {
         return parameters
     }
 
-    /// The parameter ranges when the path's bytes match the pattern as they are: no segment to
-    /// decode, none empty, no trailing slash (those are routed as usual).
-    func matchInPlace(_ path: UnsafeBufferPointer<UInt8>) -> PathMatch? {
-        guard path.first == UInt8(ascii: "/") else { return nil }
-        var match = PathMatch()
-        var start = 1
-        for (position, literal) in literalBytes.enumerated() {
-            var end = start
-            while end < path.count, path[end] != UInt8(ascii: "/") { end += 1 }
-            guard end > start, end < path.count || position == literalBytes.count - 1 else { return nil }
-            let segment = UnsafeBufferPointer(rebasing: path[start..<end])
-            if let literal {
-                guard segment.count == literal.count, literal.withUnsafeBufferPointer({ Self.equal($0, segment) }) else {
-                    return nil
-                }
-            } else {
-                guard !segment.contains(UInt8(ascii: "%")), match.append(start..<end) else { return nil }
-            }
-            start = end + 1
-        }
-        return start == path.count + 1 ? match : nil
-    }
-
-    private static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let first = a.baseAddress, let second = b.baseAddress else { return a.count == b.count }
-        return memcmp(first, second, a.count) == 0
-    }
-
     /// The methods it allows, `HEAD` included wherever `GET` is, for `Allow` headers.
     var allowed: [String] {
         var names = Set(methods.keys)
         if names.contains("GET") { names.insert("HEAD") }
         return names.sorted()
+    }
+}
+
+/// A route that offers prepared answers, with its pattern as bytes for matching a path in place.
+struct PreparedRoute: Sendable {
+    /// The route's position in the table.
+    let index: Int
+    /// The literal segments' bytes, one after another.
+    private let literals: [UInt8]
+    /// Per segment: where its literal starts in `literals` and its length, or -1 for a parameter.
+    private let segments: [(start: Int, count: Int)]
+    /// The route's offer.
+    let offer: PreparedOffer
+
+    init?(_ route: Route) {
+        guard let offer = route.prepared else { return nil }
+        index = route.index
+        self.offer = offer
+        var literals: [UInt8] = []
+        var segments: [(start: Int, count: Int)] = []
+        for segment in route.pattern {
+            switch segment {
+            case .literal(let text):
+                segments.append((literals.count, text.utf8.count))
+                literals += text.utf8
+            case .parameter:
+                segments.append((0, -1))
+            }
+        }
+        self.literals = literals
+        self.segments = segments
+    }
+
+    /// The parameter ranges when the path's bytes match the pattern as they are: no segment to
+    /// decode, none empty, no trailing slash (those are routed as usual).
+    func match(_ path: UnsafeBufferPointer<UInt8>) -> PathMatch? {
+        guard let base = path.baseAddress, path.count > 1, base[0] == UInt8(ascii: "/") else { return nil }
+        return literals.withUnsafeBufferPointer { literals in
+            segments.withUnsafeBufferPointer { segments in
+                Self.match(base, count: path.count, literals: literals.baseAddress, segments: segments)
+            }
+        }
+    }
+
+    private static func match(
+        _ path: UnsafePointer<UInt8>, count: Int, literals: UnsafePointer<UInt8>?,
+        segments: UnsafeBufferPointer<(start: Int, count: Int)>
+    ) -> PathMatch? {
+        let slash = UInt8(ascii: "/"), percent = UInt8(ascii: "%")
+        var match = PathMatch()
+        var start = 1
+        for segment in segments {
+            guard start < count else { return nil }
+            var end = start
+            var plain = true
+            while end < count, path[end] != slash {
+                if path[end] == percent { plain = false }
+                end += 1
+            }
+            guard end > start else { return nil }
+            if segment.count >= 0 {
+                guard segment.count == end - start, let literals,
+                    memcmp(path + start, literals + segment.start, segment.count) == 0
+                else { return nil }
+            } else {
+                guard plain, match.append(start..<end) else { return nil }
+            }
+            start = end + 1
+        }
+        return start == count + 1 ? match : nil
     }
 }
 
@@ -182,7 +217,7 @@ struct BodyPolicy: Sendable {
 struct Router: Sendable {
     let routes: [Route]
     /// The routes that offer prepared answers, in table order.
-    private let preparing: [Int]
+    private let preparing: [PreparedRoute]
 
     /// A router over `routes`, numbering them for metrics.
     init(routes: [Route]) {
@@ -192,7 +227,7 @@ struct Router: Sendable {
             return numbered
         }
         self.routes = numbered
-        preparing = numbered.indices.filter { numbered[$0].prepared != nil }
+        preparing = numbered.compactMap(PreparedRoute.init)
     }
 
     /// What routing decided for a request.
@@ -221,16 +256,19 @@ struct Router: Sendable {
     }
 
     /// The prepared answer of the route a plain `GET` or `HEAD` matches, with that route's
-    /// position; nil when no route prepares one (the request is then routed as usual).
-    func preparedAnswer(_ head: RequestHead) -> (route: Int, answer: PreparedAnswer)? {
+    /// position and the method; nil when no route prepares one (the request is then routed as
+    /// usual).
+    func preparedAnswer(_ head: RequestHead) -> (route: Int, method: String, answer: PreparedAnswer)? {
         guard !head.hasQuery else { return nil }
         let method: String
         if head.methodIs("GET") { method = "GET" } else if head.methodIs("HEAD") { method = "HEAD" } else { return nil }
         let path = head.pathBytes
-        for index in preparing {
-            guard let match = routes[index].matchInPlace(path), let offer = routes[index].prepared else { continue }
-            guard let answer = offer(PreparedRequest(head: head, method: method, parameterRanges: match)) else { return nil }
-            return (index, answer)
+        // By position: iterating would copy each route (retaining its tables) just to look at it.
+        for position in preparing.indices {
+            guard let match = preparing[position].match(path) else { continue }
+            let request = PreparedRequest(head: head, method: method, parameterRanges: match)
+            guard let answer = preparing[position].offer(request) else { return nil }
+            return (preparing[position].index, method, answer)
         }
         return nil
     }

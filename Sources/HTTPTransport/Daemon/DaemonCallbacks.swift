@@ -9,29 +9,40 @@ enum DaemonCallbacks {
     static let accessHandler: MHD_AccessHandlerCallback = {
         cls, connection, url, method, _, uploadData, uploadSize, requestSlot in
         guard let cls, let connection, let url, let method, let uploadSize, let requestSlot else { return mhdNo }
-        let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
-        let call = RequestDriver(context: context, connection: connection, method: method, url: url)
-        guard let slot = requestSlot.pointee else {
-            // A new request: its slot points at the connection's state until it completes.
-            guard let raw = CMicroHTTPD_connection_context(connection) else { return mhdNo }
-            requestSlot.pointee = raw
-            return call.head(Unmanaged<ConnectionState>.fromOpaque(raw).takeUnretainedValue())
+        // Guaranteed references: the daemon keeps its context and the connection its state
+        // alive for the whole call, so neither is retained for it.
+        return Unmanaged<DaemonContext>.fromOpaque(cls)._withUnsafeGuaranteedRef { context in
+            let call = RequestDriver(context: context, connection: connection, method: method, url: url)
+            guard let slot = requestSlot.pointee else {
+                // A new request: its slot points at the connection's state until it completes.
+                guard let raw = CMicroHTTPD_connection_context(connection) else { return mhdNo }
+                requestSlot.pointee = raw
+                return Unmanaged<ConnectionState>.fromOpaque(raw)._withUnsafeGuaranteedRef { call.head($0) }
+            }
+            return Unmanaged<ConnectionState>.fromOpaque(slot)._withUnsafeGuaranteedRef { state in
+                let size = uploadSize.pointee
+                guard size > 0 else { return call.endOfData(state) }
+                uploadSize.pointee = 0
+                guard let uploadData else { return mhdYes }
+                return call.body(state, uploadData, size)
+            }
         }
-        let state = Unmanaged<ConnectionState>.fromOpaque(slot).takeUnretainedValue()
-        let size = uploadSize.pointee
-        guard size > 0 else { return call.endOfData(state) }
-        uploadSize.pointee = 0
-        guard let uploadData else { return mhdYes }
-        return call.body(state, uploadData, size)
     }
 
     /// Called once a request is done: answered, or its connection closed (a client that went
     /// away while parked ends here without another handler call).
     static let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestSlot, _ in
         guard let cls, let requestSlot, let slot = requestSlot.pointee else { return }
-        let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
-        let state = Unmanaged<ConnectionState>.fromOpaque(slot).takeUnretainedValue()
         requestSlot.pointee = nil
+        Unmanaged<DaemonContext>.fromOpaque(cls)._withUnsafeGuaranteedRef { context in
+            Unmanaged<ConnectionState>.fromOpaque(slot)._withUnsafeGuaranteedRef { state in
+                complete(state, context: context, connection: connection)
+            }
+        }
+    }
+
+    /// Undoes what a finished request held and readies the connection for its next head.
+    private static func complete(_ state: ConnectionState, context: DaemonContext, connection: OpaquePointer?) {
         let completion = state.machine.completed()
         if completion.uncork, let connection { _ = CMicroHTTPD_set_cork(connection, 0) }
         context.budget.release(completion.releaseReserved)

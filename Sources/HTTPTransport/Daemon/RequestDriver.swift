@@ -10,12 +10,14 @@ import Darwin
 /// One handler call: feeds the event to the connection's state machine and performs the action
 /// it returns (ask the responder, open or feed the sink, queue, park, defer).
 struct RequestDriver {
-    let context: DaemonContext
+    // Unowned: the context outlives every callback (`HTTPDaemon` keeps it until the daemon has
+    // stopped), and a handler call need not retain and release it.
+    unowned(unsafe) let context: DaemonContext
     let connection: OpaquePointer
     let method: UnsafePointer<CChar>
     let url: UnsafePointer<CChar>
 
-    private typealias Machine = RequestStateMachine<HTTPResponse>
+    private typealias Machine = ConnectionState.Machine
 
     // MARK: Events
 
@@ -106,7 +108,7 @@ struct RequestDriver {
         let admission: Machine.Admission
         switch context.responder.admitBody(request(), declaredLength: declaredLength) {
         case .accept(let limit): admission = .accept(limit: min(limit ?? maxBody, maxBody))
-        case .refuse(let answer): admission = .refuse(answer)
+        case .refuse(let answer): admission = .refuse(BoxedAnswer(answer))
         case .discard: admission = .discard
         }
         switch state.machine.admitted(admission, budget: context.budget) {
@@ -217,7 +219,7 @@ struct RequestDriver {
     private func queue(_ early: Machine.Early, _ state: ConnectionState) -> MHD_Result {
         switch early {
         case .refusal(let refusal): return queue(context.responder.respond(to: refusal, method: methodName), state)
-        case .answer(let answer): return queue(answer, state)
+        case .answer(let answer): return queue(answer.response, state)
         }
     }
 
