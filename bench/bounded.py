@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 9's bounded-resource benchmarks against a release feed-server (standard library only,
+"""The bounded-resource benchmarks against a release feed-server (standard library only,
 traffic only to 127.0.0.1, every loop bounded). Prints Markdown for docs/benchmarks.md.
 
 Usage: bounded.py BINARY PHOTO_DIR SCENARIO...

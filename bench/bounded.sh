@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9's bounded-resource benchmarks (bench/bounded.py) against a release build:
+# The bounded-resource benchmarks (bench/bounded.py) against a release build:
 #   bash bench/bounded.sh [concurrent unauthorised reads healthz trickle]
 # The 48-photo RSS and wall-time comparison with vipsthumbnail is bench/images.sh.
 # HEADER_TIMEOUT (default 5) is the --header-timeout of the trickle run; UNAUTHORISED_MB

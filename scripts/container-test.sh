@@ -3,7 +3,7 @@
 #  1. builds the image from the Dockerfile with podman (runtime runc, cgroup manager cgroupfs),
 #     checks what it adds to its base (at most 75 MB), its non-root user and its HEALTHCHECK;
 #  2. starts it, and from outside: 401 without the token, publishes JSON and a multipart photo,
-#     reads both back, checks every other image format is refused as today, and compares the
+#     reads both back, checks every other image format is refused as undecodable, and compares the
 #     multipart answer with the host's own build (Debian's libvips42): Tests/ContainerTests/exercise.py;
 #  3. stops it (exit code 0 after SIGTERM);
 #  3b. runs it on a host folder bind-mounted as its root, as the invoking user (--user), and
@@ -179,7 +179,7 @@ for unwanted in libtiff libwebp libgif libheif librsvg libpoppler libMagick libO
 done
 
 # --- the image, exercised from outside ------------------------------------------------------
-# The host's own debug build (Debian's libvips42), for "the same answer as today".
+# The host's own debug build (Debian's libvips42): the reference the container's multipart answer must equal.
 swift build --product feed-server >/dev/null
 .build/debug/feed-server --port 0 --root "$work/reference" --token reference --access-log off 2>"$work/reference.log" &
 reference_pid=$!

@@ -9,7 +9,7 @@ public enum ThreadPriority {
     /// Runs the calling thread (and every thread it starts later, which inherits it, libvips'
     /// workers included) under `SCHED_IDLE` (`sched_setscheduler`): on a small machine a photo
     /// publish would otherwise take the cores from libmicrohttpd's threads, and reads answered
-    /// from memory would wait for a CPU. Under nice 19 a woken reader still waited behind the
+    /// from memory would wait for a CPU. Under nice 19 a woken reader still waits behind the
     /// image work often enough to triple the read p99 (docs/benchmarks.md); an
     /// idle-class thread is preempted by any normal thread that wakes. It still gets the CPU
     /// whenever nothing else wants it, and a sliver when something always does. Falls back to

@@ -44,7 +44,7 @@ import Testing
     }
 
     /// A started job leaves the queue: kept there, it would hold everything it captured (a server
-    /// holds its pool through the pipeline its jobs capture, so none was ever freed).
+    /// holds its pool through the pipeline its jobs capture, so none would ever be freed).
     @Test func aStartedJobNoLongerHoldsWhatItCaptured() throws {
         let pool = try WorkPool(threads: 1, queueLimit: 4)
         defer { pool.stop() }

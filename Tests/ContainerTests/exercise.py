@@ -5,9 +5,10 @@ Usage: exercise.py URL TOKEN [REFERENCE_URL REFERENCE_TOKEN]
 
 Publishes a JSON feed and a multipart feed (a photo with an EXIF orientation, a PNG with alpha,
 and one file of each format the server must refuse), reads both back, checks that writes need
-the token, and that every other format is skipped with the same reason as today. With a
-reference server (the host's own build against Debian's full libvips), the multipart publish
-must give the same answer there: same assets, same bytes (same fingerprint), same refusals.
+the token, and that every other format is skipped with the one reason the server gives any
+image it cannot decode. With a reference server (the host's own build against Debian's full
+libvips), the multipart publish must give the same answer there: same assets, same bytes (same
+fingerprint), same refusals.
 With --proxy, URL is a reverse proxy in front of the server (docs/examples/nginx-feed-server.conf):
 a 3 MB photo must get through, writes still need the token, and an event stream must deliver a
 publish as it happens.

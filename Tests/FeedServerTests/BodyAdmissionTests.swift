@@ -62,7 +62,7 @@ import Testing
         }
     }
     /// RFC 9112 §6.3: two different `Content-Length`s, or one beside `Transfer-Encoding`, leave
-    /// where the body ends to whoever reads it (libmicrohttpd took the first; a proxy may take the
+    /// where the body ends to whoever reads it (libmicrohttpd takes the first; a proxy may take the
     /// other: request smuggling). Refused with a 400 problem, the connection closed, nothing
     /// published, whichever order the headers come in.
     @Test func anAmbiguousBodyLengthIsRefusedAndTheConnectionClosed() throws {
@@ -91,11 +91,11 @@ import Testing
     }
 
     /// Framing that libmicrohttpd would read differently from a proxy, or not at all, is refused
-    /// and the connection closed, nothing published (found by a hostile review): whitespace
-    /// between a field name and its colon (RFC 9112 §5.1: `Content-Length : 5` was a header of
-    /// another name and the body became the next request), a transfer coding other than chunked
-    /// alone (§6.1: the request waited for a body that could not be delimited), and a folded
-    /// framing field (libmicrohttpd 0.9.75 files `Transfer-Encoding:` + ` chunked` under the name
+    /// and the connection closed, nothing published: whitespace between a field name and its
+    /// colon (RFC 9112 §5.1: otherwise `Content-Length : 5` is a header of another name and the
+    /// body becomes the next request), a transfer coding other than chunked alone (§6.1: the
+    /// request would wait for a body that cannot be delimited), and a folded framing field
+    /// (libmicrohttpd 0.9.75 files `Transfer-Encoding:` + ` chunked` under the name
     /// `Transfer-Encodingchunked` and so ignores it, where a proxy that unfolds it reads chunked).
     @Test func framingAProxyCouldReadDifferentlyIsRefused() throws {
         try withTestServer { server, client in
@@ -105,12 +105,12 @@ import Testing
                 ("Transfer-Encoding: identity\r\n", 501),
                 ("Transfer-Encoding: gzip, chunked\r\n", 501),
                 // Two lines are one list (RFC 9110 §5.3): `chunked, gzip` is not chunked alone,
-                // though libmicrohttpd reads only the first line (hostile review: the bytes
-                // after the chunked body were answered as a second request).
+                // though libmicrohttpd reads only the first line (taken as chunked, the bytes
+                // after the chunked body would be answered as a second request).
                 ("Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n", 501),
                 ("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", 501),
-                // libmicrohttpd reads `chunked ` as no coding (and waited for the connection's
-                // end); a proxy trims it (hostile review).
+                // libmicrohttpd reads `chunked ` as no coding (and would wait for the connection's
+                // end); a proxy trims it.
                 ("Transfer-Encoding: chunked \r\n", 501),
                 ("Transfer-Encoding: chunked\t\r\n", 501),
                 ("Content-Length: 7\r\nTransfer-Encoding:\r\n chunked\r\n", 400),
@@ -129,8 +129,8 @@ import Testing
     }
 
     /// Answers the HTTP layer gives itself, before any route (framing refusals here), are in
-    /// `feedserver_http_requests_total` too, under the route `unmatched` (hostile review: they
-    /// were in no counter).
+    /// `feedserver_http_requests_total` too, under the route `unmatched`, so no answer the server
+    /// gives is missing from the counters.
     @Test func answersGivenBeforeRoutingAreCounted() throws {
         try withTestServer { server, client in
             for framing in ["Content-Length: 7\r\nTransfer-Encoding: chunked\r\n", "Transfer-Encoding: identity\r\n", "Transfer-Encoding: gzip\r\n"] {
@@ -146,13 +146,13 @@ import Testing
 
     /// Every folded field is refused (RFC 9112 §5.2 allows it), and so is any name that starts
     /// with a framing field's: libmicrohttpd 0.9.75 appends a fold to the field's name, so a
-    /// proxy that unfolds the line reads a different field (hostile reviews smuggled
-    /// `GET /smuggled` with each of these: a lost length, or a length built from `Content`).
+    /// proxy that unfolds the line reads a different field (each of these, let through, smuggles
+    /// `GET /smuggled`: a lost length, or a length built from `Content`).
     @Test func everyFoldIsRefused() throws {
         try withTestServer { server, _ in
             let smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
             // The last three: libmicrohttpd appends a fold to the field's name, so a fold can
-            // build `Content-Length` or `Transfer-Encoding` out of another field (third review).
+            // build `Content-Length` or `Transfer-Encoding` out of another field.
             for framing in ["Content-Length: 35,\r\n 35\r\n", "Content-Length: 35\r\n\t35\r\n", "Transfer-Encoding: gzip,\r\n chunked\r\n",
                             "Content-Length-Hint: x\r\n", "Content: 35\r\n -Length\r\n", "content-len: 35\r\n\tgth\r\n",
                             "Transfer: chunked\r\n -Encoding\r\n", "X-Note: a\r\n b\r\n"] {
@@ -166,8 +166,8 @@ import Testing
     }
 
     /// A `Content-Length` beyond `Int.max` (libmicrohttpd takes any 64-bit length) is judged from
-    /// the head like any other: it once read as "no body", which skipped the route, token, media
-    /// type and length checks and left the body to be buffered (hostile review).
+    /// the head like any other: read as "no body", it would skip the route, token, media type
+    /// and length checks and leave the body to be buffered.
     @Test func aLengthBeyondIntMaxIsJudgedFromTheHead() throws {
         try withTestServer(configure: { $0.token = "s3cret" }) { server, _ in
             for (length, token, status) in [("9223372036854775808", nil, 401), ("18446744073709551614", "s3cret", 413)] as [(String, String?, Int)] {
@@ -182,10 +182,10 @@ import Testing
     /// Bodies are never kept where nothing uses them: a body sent to a route that takes none
     /// (here `GET /healthz`, open whatever the tokens) is read and dropped, and repeated
     /// `payload` parts count together against --max-payload-bytes (413 once past it) instead of
-    /// each being held up to it until the handler refused the second. Each once
-    /// cost its size in memory (hostile review: 100 MB to `/healthz` took the peak RSS from 45
-    /// to 237 MB; 12 payload parts of 10 MB from 42 to 178 MB). The first payload part is held,
-    /// as a payload is, hence the allowance.
+    /// each being held up to it until the handler refuses the second. Kept, each costs its size
+    /// in memory (100 MB to `/healthz` raises the peak RSS from 45 to 237 MB; 12 payload parts of
+    /// 10 MB from 42 to 178 MB). The first payload part is held, as a payload is, hence the
+    /// allowance.
     @Test(.enabled(if: !underAddressSanitizer, "peak RSS means nothing under ASan: shadow memory, and freed blocks held in its quarantine"))
     func bodiesNobodyReadsCostNoMemory() throws {
         let chunk = [UInt8](repeating: 0x61, count: 1 << 20)
@@ -229,10 +229,10 @@ import Testing
         return try peakKiB() - before
     }
 
-    /// Second hostile review: a bodyless `DELETE` carrying a multipart type whose boundary
-    /// libmicrohttpd's post processor refuses was a 400 and deleted nothing; and a request that
-    /// takes no body but declares more than is ever dropped was invited (`100 Continue`), read
-    /// for 64 MiB, then reset, instead of answered from its head.
+    /// A bodyless request is not judged as a body: a `DELETE` carrying a multipart type whose
+    /// boundary libmicrohttpd's post processor refuses still deletes (no 400); and a request that
+    /// takes no body but declares more than is ever dropped is answered from its head, not invited
+    /// (`100 Continue`), read for 64 MiB, then reset.
     @Test func bodylessRequestsAreNotJudgedAsBodies() throws {
         try withTestServer { server, client in
             #expect(try client.put("/feeds/g", json: "[1]").status == 201)

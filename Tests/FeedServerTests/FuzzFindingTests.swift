@@ -2,11 +2,12 @@
 import FeedStore
 import Testing
 
-/// Defects the fuzz targets found in the server's code; each input is also in Fuzz/Corpus/<target>/.
+/// The fuzz corpus's regression inputs for the server's code as unit tests, each with the rule it
+/// checks; each input is also in Fuzz/Corpus/<target>/.
 @Suite struct FuzzFindingTests {
-    /// etags: regression-members-without-comma, regression-star-inside-a-tag. The list parser took
-    /// blank-separated tags as a list, and the If-None-Match matcher split on every comma, even
-    /// inside a quoted tag, so `"a,*,b"` matched everything as if it were `*`.
+    /// etags: regression-members-without-comma, regression-star-inside-a-tag. Blank-separated tags
+    /// are not a list, and the If-None-Match matcher splits on commas between tags only, never
+    /// inside a quoted one: split there, `"a,*,b"` would match everything as if it were `*`.
     @Test func entityTagListsFollowTheRFCGrammar() {
         #expect(Conditional.parseTagList(#"  "0123" *,"#) == nil)
         #expect(Conditional.parseTagList(#""a" "b""#) == nil)

@@ -9,8 +9,8 @@ import Glibc
 #endif
 import FeedImagingTesting
 
-/// Regression tests for the hardening issue, against the real `feed-server` binary where the
-/// defect lived in the process (a trap, an abort at shutdown) and the in-process server elsewhere.
+/// Hostile and edge-case input against the server: the real `feed-server` binary where a failure
+/// would take the process down (a trap, an abort at shutdown), the in-process server elsewhere.
 @Suite struct ServerHardeningTests {
     /// Starts the real binary on a root in `scratch` (which the caller keeps alive); the caller signals it.
     private func startBinary(_ scratch: ScratchDirectory, _ extra: [String] = []) throws -> (ChildServer, HTTPTestClient) {
@@ -87,10 +87,10 @@ import FeedImagingTesting
         }
     }
 
-    /// A client that pipelines (a long-poll and, in the same write, the next request) got each
-    /// answer at once during a shutdown and sent the next: the shutdown waited for its deadline.
-    /// Once shutdown begins every answer says `Connection: close` and the connection is closed,
-    /// so the pipelined request is never read.
+    /// A client that pipelines (a long-poll and, in the same write, the next request) would get
+    /// each answer at once during a shutdown and send the next, holding the shutdown until its
+    /// deadline. Once shutdown begins every answer says `Connection: close` and the connection is
+    /// closed, so the pipelined request is never read.
     @Test func afterSigtermAnswersCloseTheirConnection() throws {
         let scratch = ScratchDirectory()
         let (child, client) = try startBinary(scratch, ["--shutdown-timeout", "30"])
@@ -107,9 +107,9 @@ import FeedImagingTesting
         #expect(child.waitForExit() == 0)
     }
 
-    /// Once shutdown begins a new request is not started: 503 `shutting-down`, closed. (This
-    /// replaces MHD_quiesce_daemon, whose epoll race with libmicrohttpd's own loop aborted the
-    /// process at shutdown in the thread sanitizer run.)
+    /// Once shutdown begins a new request is not started: 503 `shutting-down`, closed. (Not
+    /// MHD_quiesce_daemon, whose epoll race with libmicrohttpd's own loop can abort the process
+    /// at shutdown.)
     @Test func afterShutdownBeginsANewRequestIsRefusedNotStarted() throws {
         try withTestServer { server, client in
             #expect(try client.put("/feeds/g", json: "[1]").status == 201)
@@ -146,7 +146,8 @@ import FeedImagingTesting
     }
 
     @Test func aLargeLimitGovernsReadingToo() throws {
-        // Above the parser's old fixed 16 MiB, the reader used to refuse what was acknowledged.
+        // Past 16 MiB: the reader's limit follows --max-payload-bytes, not a fixed size of its own,
+        // so a feed that is acknowledged can be read.
         let limit = 17 << 20
         try withTestServer(configure: { $0.maxPayloadBytes = limit }) { _, client in
             let big = #"{"pad":""# + String(repeating: "z", count: 16 << 20) + #""}"#

@@ -209,8 +209,8 @@ import FeedImagingTesting
     }
 
     /// A payload naming 2,000 missing files: every answer spells out the first 100 warnings and
-    /// counts the rest, so its size does not grow with what the payload names (a hostile review
-    /// made a 12 MB publish answer with 300 MB and the server hold 2.3 GB before this bound).
+    /// counts the rest, so its size does not grow with what the payload names (unbounded, a 12 MB
+    /// publish gets a 300 MB answer and the server holds 2.3 GB).
     @Test func warningsAreSpelledOutUpToAHundredAndTheRestCounted() throws {
         let names = (0..<2000).map { #""\#($0).png""# }.joined(separator: ",")
         let payload = "[\(names)]"

@@ -200,8 +200,8 @@ import FeedImagingTesting
     }
 
     /// What this server does itself is seen by the next read, assets included: after our own
-    /// `DELETE` a cached asset is a 404 at once (it used to be served from the open file for up
-    /// to the asset probe's second: hostile review).
+    /// `DELETE` a cached asset is a 404 at once, not served from the open file for up to the
+    /// asset probe's second.
     @Test func ourOwnDeleteIsSeenByTheNextAssetRead() throws {
         try withTestServer { _, client in
             let url = try publishOneAsset(client)

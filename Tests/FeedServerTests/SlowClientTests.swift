@@ -38,8 +38,8 @@ import HTTPTransport
     }
 
     /// The minimum rate holds for every window of the head deadline, not on average since the
-    /// body began: a burst followed by a trickle once kept its slot (and its share of
-    /// --max-inflight-bytes) for as long as the burst covered the average (hostile review).
+    /// body began: on average, a burst followed by a trickle would keep its slot (and its share of
+    /// --max-inflight-bytes) for as long as the burst covered the average.
     @Test func aBurstThenATrickleIsCutWithinTwoWindows() throws {
         try withTestServer(configure: { $0.transport.headerTimeoutSeconds = 1; $0.transport.minBodyBytesPerSecond = 10_000 }) { server, client in
             let connection = try HTTPTestConnection(port: server.port)

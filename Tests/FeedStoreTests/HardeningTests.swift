@@ -3,8 +3,8 @@ import FeedStoreTesting
 import Foundation
 import Testing
 
-/// Regression tests for the hardening issue: inputs from clients and from disk that used to
-/// trap, be misread, or be acknowledged and then never served.
+/// Hostile and edge-case inputs from clients and from disk: none may trap, be misread, or be
+/// acknowledged and then never served.
 @Suite struct JSONInputHardeningTests {
     @Test func memberNamesAreComparedAsBytesNotUnderCanonicalEquivalence() throws {
         // "é" precomposed (U+00E9) and decomposed (e + U+0301): equal as Swift Strings, different members.

@@ -68,8 +68,8 @@ import Testing
 
     /// The pointer is trusted from the moment it was stat'ed, not from the end of a long read of
     /// the generation: a switch by another process during the snapshot is seen one interval after
-    /// the stat. (The token once started its interval when the snapshot ended, so a switch while a
-    /// large feed.json was parsed stayed unseen for the parse plus the interval: hostile review.)
+    /// the stat. (Were the interval to start when the snapshot ended, a switch while a large
+    /// feed.json is parsed would stay unseen for the parse plus the interval.)
     @Test func aSwitchDuringTheSnapshotIsSeenAnIntervalAfterThePointerWasStated() throws {
         let (store, recorder, root, temporary) = store(probeIntervalNanos: 20_000_000)
         _ = try store.publish(group: "g", payloadJSON: Array("[1]".utf8))

@@ -2,8 +2,8 @@ import FuzzChecks
 import Foundation
 import Testing
 
-/// Every committed fuzz input (seeds and past findings in Fuzz/Corpus/<target>/) still satisfies
-/// its target's properties, in every `swift test` run and without a fuzzing build.
+/// Every committed fuzz input (seeds and `regression-*` inputs in Fuzz/Corpus/<target>/)
+/// satisfies its target's properties, in every `swift test` run and without a fuzzing build.
 @Suite struct CorpusReplayTests {
     static let corpus = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -18,7 +18,7 @@ import Glibc
 
 final class Counter: @unchecked Sendable { var value = 0 }
 
-/// FeedStore's Lock in miniature (inlined so this file compiles on its own).
+/// ConcurrencyPrimitives' Lock in miniature (inlined so this file compiles on its own).
 final class PthreadLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     init() { pthread_mutex_init(mutex, nil) }

@@ -249,9 +249,9 @@ enum ParameterTarget {
             digits = digits.dropFirst()
         }
         guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        // Leading zeros spell nothing (`000…0`, 53 digits, is 0: the reference once refused any
-        // text over 38 digits, which the server rightly took, a CI fuzz run found); more than 38
-        // significant digits are beyond every range here, and would overflow Int128.
+        // Leading zeros spell nothing (`000…0`, 53 digits, is 0, and the server takes it, so the
+        // reference must not count them); more than 38 significant digits are beyond every range
+        // here, and would overflow Int128.
         let significant = digits.drop { $0 == 0x30 }
         guard significant.count <= 38 else { return nil }
         let magnitude = significant.reduce(Int128(0)) { $0 * 10 + Int128($1 - 0x30) }

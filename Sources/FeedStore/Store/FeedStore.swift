@@ -145,7 +145,7 @@ public final class FeedStore: Sendable {
     /// The default `FeedStoreConfiguration.probeIntervalNanos`: a write by another process
     /// (WidgetBridge in a simulator, a second server on the root) is seen by reads that start a
     /// millisecond after it. One `lstat` per request would be about 0.8 µs of a cached read's
-    /// ~9 µs (docs/benchmarks.md, issue 10).
+    /// ~9 µs (docs/benchmarks.md).
     public static let defaultProbeIntervalNanos: Int64 = 1_000_000
     /// How often `isCurrent` also re-checks the served generation's own `feed.json`.
     public static let occasionalProbeIntervalMs: Int64 = 100

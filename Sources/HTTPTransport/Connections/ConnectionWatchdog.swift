@@ -15,8 +15,8 @@ import ConcurrencyPrimitives
 /// thread shuts down (`shutdown(2)`) the socket of a connection whose request head has not
 /// arrived within `headerTimeout` of the connection's start or of its previous answer, or whose
 /// body brings fewer than `minBodyBytesPerSecond` over a window of `headerTimeout` (each window
-/// on its own, the first starting with the body: an average since the start let a burst followed
-/// by a trickle keep the slot, and its in-flight reservation, for hours);
+/// on its own, the first starting with the body: an average since the start would let a burst
+/// followed by a trickle keep the slot, and its in-flight reservation, for hours);
 /// libmicrohttpd then sees the socket fail and closes the connection itself. Requests being
 /// answered (handlers, parked long-polls, event streams) are never cut.
 final class ConnectionWatchdog: Sendable {

@@ -110,8 +110,9 @@ package final class HTTPDaemon: Sendable {
     ///
     /// Not `MHD_quiesce_daemon`: with epoll and worker threads it races libmicrohttpd's own
     /// event loop over removing the listening socket from the epoll sets, and the loser aborts
-    /// the process ("Failed to remove listen FD from epoll set", an open defect of 0.9.75 that
-    /// the thread sanitizer run hit at shutdown). The socket stays open until `MHD_stop_daemon`.
+    /// the process ("Failed to remove listen FD from epoll set", an open defect of 0.9.75,
+    /// reachable at shutdown under ThreadSanitizer's timing). The socket stays open until
+    /// `MHD_stop_daemon`.
     package func stopAccepting() {
         context.closing.store(true, ordering: .releasing)
     }
