@@ -79,7 +79,8 @@ let package = Package(
             name: "FeedImaging",
             dependencies: ["FeedStore", "CVips", "ConcurrencyPrimitives"]
         ),
-        // Tar archives of a group (the only libarchive user): reading entries, writing them.
+        // Tar archives of a group (the only libarchive user): reading and writing entries, and
+        // unpacking a restore in the seed layout within its limits. No HTTP.
         .target(
             name: "FeedArchive",
             dependencies: ["FeedStore", "CArchive"]

@@ -2,21 +2,22 @@
 import FeedStore
 import FeedArchive
 
-/// Tar archives through libarchive (`TarReader`) and `ArchiveRoutes.unpack`, the checks a
-/// `PUT /feeds/{group}/archive` body goes through before anything is published.
+/// Tar archives through libarchive (`TarReader`) and `ArchiveUnpacker.unpack`, the checks a
+/// `PUT /feeds/{group}/archive` body goes through before anything is published, its refusals
+/// judged as the problems the route sends.
 ///
 /// Input byte 0, lowest bit clear: the rest describes entries of the seed layout (split on 0xFF:
 /// a selector byte, then the entry's bytes), written with `TarWriter`. Set: the rest is the tar.
 enum ArchiveTarget {
     static let target = FuzzTarget(
         name: "archive",
-        summary: "tar bodies through libarchive into ArchiveRoutes.unpack: an archive TarWriter wrote from layout entries "
-            + "unpacks to exactly those entries (payload, asset names and bytes, in order) or is refused for the limit it "
-            + "breaks (413) or a missing payload.json (400); any bytes unpack to a payload plus unique safe asset names "
-            + "within the entry and byte limits, or to a 400/413 problem.",
+        summary: "tar bodies through libarchive into ArchiveUnpacker.unpack: an archive TarWriter wrote from "
+            + "layout entries unpacks to exactly those entries (payload, asset names and bytes, in order) or is "
+            + "refused for the limit it breaks (413) or a missing payload.json (400); any bytes unpack to a payload "
+            + "plus unique safe asset names within the entry and byte limits, or to a 400/413 problem.",
         check: check)
 
-    static let limits = ArchiveRoutes.Limits(maxEntries: 4, maxBytes: 4096, maxPayloadBytes: 1024)
+    static let limits = ArchiveLimits(maxEntries: 4, maxBytes: 4096, maxPayloadBytes: 1024)
     static let assetNames = ["a.png", "b.jpg", "q1.jpeg", "x", "a.png"]
 
     static func check(_ input: [UInt8]) throws(PropertyViolation) {
@@ -29,7 +30,7 @@ enum ArchiveTarget {
 
     private static func checkRaw(_ bytes: [UInt8]) throws(PropertyViolation) {
         guard let reader = try? TarReader(bytes: bytes) else { return }
-        switch ArchiveRoutes.unpack(reader, limits: limits, into: nil) {
+        switch unpack(reader) {
         case .success(let archive):
             let names = archive.assets.map(\.name)
             try expect(Set(names).count == names.count, "asset names are unique", observed: "\(names) for \(shown(bytes))")
@@ -41,6 +42,13 @@ enum ArchiveTarget {
         case .failure(let problem):
             try expect([400, 413].contains(problem.status), "a refused archive is a 400 or 413", observed: "\(problem.status) for \(shown(bytes))")
             try expect(!problem.detail.isEmpty, "a refusal says why")
+        }
+    }
+
+    /// The unpacked archive in memory, or the problem `PUT /feeds/{group}/archive` answers.
+    private static func unpack(_ reader: TarReader) -> Result<UnpackedArchive, Problem> {
+        do { return .success(try ArchiveUnpacker.unpack(reader, limits: limits, assets: MemoryAssetSpool())) } catch {
+            return .failure(Problem(error))
         }
     }
 
@@ -75,7 +83,7 @@ enum ArchiveTarget {
         do { reader = try TarReader(bytes: tar) } catch {
             throw PropertyViolation(property: "what TarWriter wrote opens", observed: "\(error)")
         }
-        let result = ArchiveRoutes.unpack(reader, limits: limits, into: nil)
+        let result = unpack(reader)
         let total = generated.reduce(0) { $0 + $1.bytes.count }
         let payload = generated.first { $0.path == "payload.json" }
         let expectedStatus: Int? = if generated.count > limits.maxEntries || total > limits.maxBytes || (payload?.bytes.count ?? 0) > limits.maxPayloadBytes {

@@ -4,7 +4,8 @@
 ///     <group>/meta.json        optional: {"schemaVersion": N} (default 1); other members ignored
 ///     <group>/assets/<name>    images, packed by the publisher's budget like a multipart publish
 ///
-/// Reading follows no symbolic link and takes regular files only; names must be safe.
+/// Reading follows no symbolic link and takes regular files only; which paths belong, and what
+/// is skipped, is `SeedLayout`'s.
 public struct SeedFolder: Sendable {
     /// The folder.
     public let path: String
@@ -48,41 +49,61 @@ public struct SeedFolder: Sendable {
         guard SafeName.isGroupName(group) else { throw SeedError("'\(group)' is not a safe group name") }
         let folder = groupPath(group)
         guard fileSystem.status(folder)?.kind == .directory else { throw SeedError("\(group)/ is not a folder") }
-        let payload = try readRegular(folder + "/payload.json", shown: "\(group)/payload.json", limit: maxPayloadBytes)
+        let payloadFile = SeedLayout.payloadFile, metaFile = SeedLayout.metaFile
+        let payload = try readRegular(
+            folder + "/" + payloadFile, shown: "\(group)/\(payloadFile)", limit: maxPayloadBytes)
         var schemaVersion = 1
-        if fileSystem.status(folder + "/meta.json") != nil {
-            let meta = try readRegular(folder + "/meta.json", shown: "\(group)/meta.json", limit: SeedMeta.maxBytes)
-            do { schemaVersion = try SeedMeta.schemaVersion(of: meta) } catch { throw SeedError("\(group)/meta.json: \(error.description)") }
+        if fileSystem.status(folder + "/" + metaFile) != nil {
+            let meta = try readRegular(folder + "/" + metaFile, shown: "\(group)/\(metaFile)", limit: SeedMeta.maxBytes)
+            do { schemaVersion = try SeedMeta.schemaVersion(of: meta) } catch {
+                throw SeedError("\(group)/\(metaFile): \(error.description)")
+            }
         }
         var assets: [AssetBudget.Candidate] = []
         var totalBytes = 0
-        let assetsFolder = folder + "/assets"
+        let assetsFolder = folder + "/" + SeedLayout.assetsFolder
         if let status = fileSystem.status(assetsFolder) {
             guard status.kind == .directory else { throw SeedError("\(group)/assets is not a folder") }
             let entries: [DirectoryEntry]
             do { entries = try fileSystem.listDirectory(assetsFolder) } catch {
                 throw SeedError("\(group)/assets cannot be listed (\(Self.kind(of: error)))")
             }
-            // Editors leave swap and backup files beside what they edit; those are not assets.
-            for entry in entries.sorted(by: { $0.name < $1.name }) where !Self.isEditorLeftover(entry.name) {
-                if let reason = SafeName.problem(with: entry.name) { throw SeedError("asset name '\(entry.name)' \(reason)") }
+            for entry in entries.sorted(by: { $0.name < $1.name }) {
+                // The name alone decides; a folder or link under a good name is refused when read.
+                guard let name = try Self.assetName(entry.name, group: group) else { continue }
                 guard assets.count < maxAssets else { throw SeedError("\(group)/assets holds more than \(maxAssets) files (--max-parts)") }
                 let left = maxAssetBytes - totalBytes
-                let file = assetsFolder + "/" + entry.name
+                let file = assetsFolder + "/" + name
                 if let size = fileSystem.status(file)?.size, size > left {
                     throw SeedError("\(group)/assets holds more than \(maxAssetBytes) bytes in all (--max-body-bytes, as for a multipart publish)")
                 }
-                let bytes = try readRegular(file, shown: "\(group)/assets/\(entry.name)", limit: left)
+                let bytes = try readRegular(file, shown: "\(group)/assets/\(name)", limit: left)
                 totalBytes += bytes.count
-                assets.append(AssetBudget.Candidate(name: entry.name, source: bytes))
+                assets.append(AssetBudget.Candidate(name: name, source: bytes))
             }
         }
         return SeedGroup(payload: payload, schemaVersion: schemaVersion, assets: assets)
     }
 
-    /// Hidden files, `name~` backups and `.swp`/`.swx` swap files.
-    public static func isEditorLeftover(_ name: String) -> Bool {
-        name.hasPrefix(".") || name.hasSuffix("~") || name.hasSuffix(".swp") || name.hasSuffix(".swx")
+    /// Hidden files, `name~` backups and `.swp`/`.swx` swap files (`SeedLayout`'s rule).
+    public static func isEditorLeftover(_ name: String) -> Bool { SeedLayout.isEditorLeftover(name) }
+
+    /// The asset an entry of `assets/` is, or nil for one the layout skips.
+    private static func assetName(_ entry: String, group: String) throws(SeedError) -> String? {
+        // A listed name holds no `/`, so it is an asset, skipped, or an unsafe name.
+        let outside = SeedError("\(group)/assets/\(entry) is not part of the seed layout")
+        let place: SeedLayout.Place
+        do {
+            place = try SeedLayout.classify(SeedLayout.assetsFolder + "/" + entry, isFolder: false, for: .seedFolder)
+        } catch {
+            guard case .unsafeAssetName(let name, let reason) = error else { throw outside }
+            throw SeedError("asset name '\(name)' \(reason)")
+        }
+        switch place {
+        case .asset(let name): return name
+        case .skipped: return nil
+        case .folder, .payload, .meta: throw outside
+        }
     }
 
     private func readRegular(_ file: String, shown: String, limit: Int) throws(SeedError) -> [UInt8] {

@@ -1,0 +1,40 @@
+/// Why an archive was refused while it was unpacked, before anything was published; paths and
+/// names are as the archive gives them, whole (whoever shows them shortens them).
+package enum ArchiveError: Error, Equatable, Sendable {
+    /// libarchive could not read the tar (its message, which names entries, never server paths).
+    case malformed(reason: String)
+    /// An entry's path is empty or not UTF-8.
+    case unreadablePath
+    /// An entry's path starts with `/`.
+    case absolutePath(String)
+    /// An entry's path has a `..` component.
+    case climbsOut(String)
+    /// A symbolic link entry.
+    case symbolicLink(String)
+    /// A hard link entry.
+    case hardLink(String)
+    /// A device, FIFO or socket entry.
+    case device(String)
+    /// A path with no place in the seed layout.
+    case outsideLayout(String)
+    /// An asset name that is not a safe name, and why.
+    case unsafeAssetName(String, reason: String)
+    /// An asset name a seed folder would skip as an editor's leftover.
+    case editorLeftover(String)
+    /// A layout path (`payload.json`, `meta.json`, `assets/<name>`) held twice.
+    case duplicateEntry(String)
+    /// More entries than `ArchiveLimits.maxEntries`.
+    case tooManyEntries(limit: Int)
+    /// More data, declared or read, than `ArchiveLimits.maxBytes`.
+    case tooMuchData(limit: Int)
+    /// `payload.json` declared larger than `ArchiveLimits.maxPayloadBytes`.
+    case payloadTooLarge(bytes: Int, limit: Int)
+    /// `meta.json` declared larger than `SeedMeta.maxBytes`.
+    case metaTooLarge(bytes: Int, limit: Int)
+    /// `meta.json` is not a `SeedMeta` (why, as `SeedMeta` says).
+    case invalidMeta(reason: String)
+    /// No `payload.json`.
+    case missingPayload
+    /// An asset could not be written where the unpacker was told to (a few words, no path).
+    case storageFailed(reason: String)
+}

@@ -1,0 +1,98 @@
+import FeedArchive
+
+/// The problems of `GET` and `PUT /feeds/{group}/archive`.
+extension Problem {
+    /// The problem for an archive the unpacker refused; nothing was published.
+    init(_ error: ArchiveError) {
+        switch error {
+        case .malformed(let reason):
+            self = .invalidArchive("The body is not a readable tar archive: \(reason). Nothing was published.")
+        case .unreadablePath:
+            self = .invalidArchiveEntry("An entry's path is empty or not UTF-8.")
+        case .absolutePath(let path):
+            self = .invalidArchiveEntry("Entry '\(Self.shown(path))' has an absolute path.")
+        case .climbsOut(let path):
+            self = .invalidArchiveEntry("Entry '\(Self.shown(path))' climbs out of the archive with '..'.")
+        case .symbolicLink(let path):
+            self = .invalidArchiveEntry(
+                "Entry '\(Self.shown(path))' is a symbolic link; archives hold regular files and folders only.")
+        case .hardLink(let path):
+            self = .invalidArchiveEntry(
+                "Entry '\(Self.shown(path))' is a hard link; archives hold regular files and folders only.")
+        case .device(let path):
+            self = .invalidArchiveEntry(
+                "Entry '\(Self.shown(path))' is a device, FIFO or socket; "
+                    + "archives hold regular files and folders only.")
+        case .outsideLayout(let path):
+            self = .invalidArchiveEntry(
+                "Entry '\(Self.shown(path))' is not part of the archive layout "
+                    + "(payload.json, meta.json, assets/<name>).")
+        case .unsafeAssetName(let name, let reason):
+            self = .invalidArchiveEntry(
+                "Asset name '\(Self.shown(name))' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")
+        case .editorLeftover(let name):
+            // A safe name, so 128 bytes at most: shown whole.
+            self = .invalidArchiveEntry(
+                "Asset name '\(name)' is one a seed folder skips as an editor's leftover "
+                    + "(hidden, ending in ~, .swp or .swx).")
+        case .duplicateEntry(let path):
+            self = .invalidArchive("The archive holds '\(path)' more than once. Nothing was published.")
+        case .tooManyEntries(let limit):
+            self = Problem(
+                status: 413, type: "too-many-entries", title: "Too many archive entries",
+                detail: "The archive has more than \(limit) entries (--max-parts). Nothing was published.")
+        case .tooMuchData(let limit):
+            self = Problem(
+                status: 413, type: "archive-too-large", title: "Archive unpacks too large",
+                detail: "The archive's entries hold more than \(limit) bytes (--max-body-bytes). "
+                    + "Nothing was published.")
+        case .payloadTooLarge(let bytes, let limit):
+            self = .payloadTooLarge("payload.json has \(bytes) bytes; the limit is \(limit) (--max-payload-bytes).")
+        case .metaTooLarge(let bytes, let limit):
+            self = .invalidArchive("meta.json has \(bytes) bytes; the limit is \(limit).")
+        case .invalidMeta(let reason):
+            self = .invalidArchive("meta.json: \(reason). Nothing was published.")
+        case .missingPayload:
+            self = .badRequest(
+                "missing-payload", "Missing payload", "The archive has no payload.json. Nothing was published.")
+        case .storageFailed(let reason):
+            self = .uploadNotStored(reason: reason)
+        }
+    }
+
+    /// 400 for an archive that cannot be read, or whose entries together are not a group.
+    static func invalidArchive(_ detail: String) -> Problem {
+        .badRequest("invalid-archive", "Invalid archive", detail)
+    }
+
+    /// 400 for an entry no seed folder could hold.
+    static func invalidArchiveEntry(_ detail: String) -> Problem {
+        .badRequest("invalid-archive-entry", "Invalid archive entry", detail + " Nothing was published.")
+    }
+
+    /// 415 for a restore whose body is not an uncompressed tar.
+    static func unsupportedArchiveMediaType(_ sent: String?) -> Problem {
+        Problem(
+            status: 415, type: "unsupported-media-type", title: "Unsupported media type",
+            detail: "Send the archive as application/x-tar, an uncompressed tar in the layout "
+                + "GET /feeds/{group}/archive returns (got \(sent ?? "no Content-Type")).",
+            headers: [("Accept-Put", "application/x-tar")])
+    }
+
+    /// 404 for an export of a group with nothing to read.
+    static func nothingToExport(group: String) -> Problem {
+        .notFound("Group '\(group)' has no readable generation to export.")
+    }
+
+    /// 503 for an export that failed part-way, most likely because the generation was retired
+    /// and removed while it was read: the next try gets the new one.
+    static func exportFailed(generation: String, group: String, reason: String) -> Problem {
+        Problem(
+            status: 503, type: "export-failed", title: "Export failed",
+            detail: "Generation \(generation) of group '\(group)' could not be archived (\(reason)); try again.",
+            headers: [("Retry-After", "1")])
+    }
+
+    /// A path or name from an archive, cut to a length a detail can carry.
+    private static func shown(_ text: String) -> String { String(text.prefix(200)) }
+}
