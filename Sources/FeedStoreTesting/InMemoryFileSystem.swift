@@ -173,6 +173,17 @@ public final class InMemoryFileSystem: FileSystem {
         }
     }
 
+    public func tryLockExclusive(_ path: String) throws -> (any FileLock)? {
+        let key = normalize(path)
+        let taken = state.withLock { state -> Bool in
+            guard !state.lockedPaths.contains(key) else { return false }
+            state.lockedPaths.insert(key)
+            if state.nodes[key] == nil { state.nodes[key] = .file([], modifiedNs: 0, inode: state.takeInode()) }
+            return true
+        }
+        return taken ? InMemoryLock { self.release(key) } : nil
+    }
+
     private func release(_ key: String) {
         _ = state.withLock { $0.lockedPaths.remove(key) }
     }

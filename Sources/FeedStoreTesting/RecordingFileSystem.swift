@@ -89,6 +89,12 @@ public final class RecordingFileSystem: FileSystem {
         record(.lock(path))
         return lock
     }
+
+    public func tryLockExclusive(_ path: String) throws -> (any FileLock)? {
+        guard let lock = try base.tryLockExclusive(path) else { return nil }
+        record(.lock(path))
+        return lock
+    }
 }
 
 extension RecordingFileSystem: @unchecked Sendable {}

@@ -69,6 +69,8 @@ public protocol FileSystem: Sendable {
     func touch(_ path: String) throws
     /// Takes an exclusive advisory lock on `path` (created when missing), waiting for other holders.
     func lockExclusive(_ path: String) throws -> any FileLock
+    /// Takes the same lock only when nobody holds it (never waits); nil when someone does.
+    func tryLockExclusive(_ path: String) throws -> (any FileLock)?
     /// Opens the regular file `root/components...` for reading without following any symlink below `root`.
     func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile
 }

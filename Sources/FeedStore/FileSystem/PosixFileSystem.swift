@@ -96,7 +96,7 @@ public struct PosixFileSystem: FileSystem {
         _ = try Syscall.run("fsync", path) { fsync(fd) }
         closed = true
         // close(2) can report a deferred write error (NFS, some FUSE file systems).
-        _ = try Syscall.run("close", path) { close(fd) }
+        try Syscall.close(fd, path)
     }
 
     public func syncDirectory(_ path: String) throws {
@@ -134,6 +134,19 @@ public struct PosixFileSystem: FileSystem {
         } catch {
             close(fd)
             throw error
+        }
+        return PosixFileLock(fd: fd)
+    }
+
+    public func tryLockExclusive(_ path: String) throws -> (any FileLock)? {
+        let fd = try Syscall.run("open", path) {
+            open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(fd)
+            if code == EWOULDBLOCK { return nil }
+            throw FileSystemError(operation: "flock", path: path, errno: code)
         }
         return PosixFileLock(fd: fd)
     }

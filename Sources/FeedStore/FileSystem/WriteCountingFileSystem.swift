@@ -25,6 +25,7 @@ struct WriteCountingFileSystem: FileSystem {
     func listDirectory(_ path: String) throws -> [DirectoryEntry] { try base.listDirectory(path) }
     func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
     func lockExclusive(_ path: String) throws -> any FileLock { try base.lockExclusive(path) }
+    func tryLockExclusive(_ path: String) throws -> (any FileLock)? { try base.tryLockExclusive(path) }
     func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile { try base.openBeneath(root, components) }
 
     func createDirectory(_ path: String) throws {

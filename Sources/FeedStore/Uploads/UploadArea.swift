@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ConcurrencyPrimitives
 import Synchronization
 
 /// The server's own folder for request bodies streamed to disk: `<root>/.feed-server-uploads/`,
@@ -17,16 +18,17 @@ public struct UploadArea: Sendable {
     /// This process's folder, where request folders are made.
     public let path: String
     private let owner = Owner()
-    private let fileSystem = PosixFileSystem()
+    private let fileSystem: any FileSystem
     private static let counter = Atomic<UInt64>(0)
     private static let lockName = "owner.lock"
     /// The file in `base` whose lock `prepare` holds while it sweeps and makes its folder.
     private static let turnstileName = "prepare.lock"
 
     /// The upload area of a store root for this process.
-    public init(root: String) {
+    public init(root: String, fileSystem: any FileSystem = PosixFileSystem()) {
         base = (root.hasSuffix("/") ? root : root + "/") + ".feed-server-uploads"
         path = base + "/\(getpid())-\(String(UInt32.random(in: .min ... .max), radix: 16))"
+        self.fileSystem = fileSystem
     }
 
     /// Removes what processes that are gone left, then creates this process's folder and
@@ -36,57 +38,53 @@ public struct UploadArea: Sendable {
         // Sweeping and making this process's folder happen under one lock that every server on
         // this root takes in turn: otherwise a server starting at the same moment could find this
         // folder after it is made and before its lock is held, take it for a dead process's and
-        // remove it (CI saw it: "owner.lock: No such file or directory"). The kernel drops the
-        // lock if a process dies here; the file itself is never removed, or two servers could
-        // each lock a different one.
-        let turnstile = base + "/" + Self.turnstileName
-        let turn = try Syscall.run("open", turnstile) { open(turnstile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-        defer { close(turn) }
-        _ = try Syscall.run("flock", turnstile) { flock(turn, LOCK_EX) }
+        // remove it. The kernel drops the lock if a process dies here; the file itself is never
+        // removed, or two servers could each lock a different one.
+        let turn = try fileSystem.lockExclusive(base + "/" + Self.turnstileName)
+        defer { turn.unlock() }
         for entry in try fileSystem.listDirectory(base) where entry.name != lastComponent(path) && entry.name != Self.turnstileName {
             let folder = base + "/" + entry.name
             guard entry.isDirectory else { try? fileSystem.removeTree(folder); continue }
-            if Self.isAbandoned(folder) { try? fileSystem.removeTree(folder) }
+            if isAbandoned(folder) { try? fileSystem.removeTree(folder) }
         }
         _ = try fileSystem.ensureDirectory(path)
-        try owner.hold(path + "/" + Self.lockName)
+        try owner.hold(path + "/" + Self.lockName, fileSystem: fileSystem)
     }
 
     /// A new, empty folder for one request's files.
     public func makeFolder() throws -> UploadFolder {
         let folder = path + "/request-\(Self.counter.add(1, ordering: .relaxed).newValue)"
         try fileSystem.createDirectory(folder)
-        return UploadFolder(path: folder)
+        return UploadFolder(path: folder, fileSystem: fileSystem)
     }
 
     /// Whether no running process holds the folder's lock (taken and released at once when so).
     /// A folder without a lock file is one whose owner died between making it and locking it.
-    private static func isAbandoned(_ folder: String) -> Bool {
-        let fd = open(folder + "/" + lockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return errno == ENOENT }
-        defer { close(fd) }
-        return flock(fd, LOCK_EX | LOCK_NB) == 0
+    private func isAbandoned(_ folder: String) -> Bool {
+        let lockFile = folder + "/" + Self.lockName
+        guard fileSystem.status(lockFile) != nil else { return true }
+        guard let lock = try? fileSystem.tryLockExclusive(lockFile) else { return false }
+        lock.unlock()
+        return true
     }
 
     private func lastComponent(_ path: String) -> String {
         String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
     }
 
-    /// Holds the folder's lock descriptor while the area lives (a server's life); the kernel
-    /// releases it when the process ends, however it ends.
+    /// Holds the folder's lock while the area lives (a server's life); the kernel releases a
+    /// `flock` when the process ends, however it ends.
     final class Owner: Sendable {
-        private let descriptor = Atomic<Int32>(-1)
+        private let held = Lock<(any FileLock)?>(nil)
 
-        func hold(_ lockFile: String) throws {
-            guard descriptor.load(ordering: .acquiring) < 0 else { return }
-            let fd = try Syscall.run("open", lockFile) { open(lockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-            _ = try Syscall.run("flock", lockFile) { flock(fd, LOCK_EX | LOCK_NB) }
-            descriptor.store(fd, ordering: .releasing)
-        }
-
-        deinit {
-            let fd = descriptor.load(ordering: .acquiring)
-            if fd >= 0 { close(fd) }
+        func hold(_ lockFile: String, fileSystem: any FileSystem) throws {
+            try held.withLock { held in
+                guard held == nil else { return }
+                guard let lock = try fileSystem.tryLockExclusive(lockFile) else {
+                    throw FileSystemError(kind: .other, operation: "flock (held by another process)", path: lockFile)
+                }
+                held = lock
+            }
         }
     }
 }
@@ -96,15 +94,20 @@ public final class UploadFolder: Sendable {
     /// The folder.
     public let path: String
     private let files = Atomic<Int>(0)
+    private let fileSystem: any FileSystem
 
-    init(path: String) { self.path = path }
+    init(path: String, fileSystem: any FileSystem) {
+        self.path = path
+        self.fileSystem = fileSystem
+    }
 
-    /// Creates the next file in the folder, for writing.
+    /// Creates the next file in the folder, for writing. Written through its own descriptor, a
+    /// piece at a time as the body arrives: the file system seam deals in whole files.
     public func makeFile() throws -> StreamingFile {
         try StreamingFile(path: path + "/part-\(files.add(1, ordering: .relaxed).newValue)")
     }
 
-    deinit { try? PosixFileSystem().removeTree(path) }
+    deinit { try? fileSystem.removeTree(path) }
 }
 
 /// A file written piece by piece as a body arrives, hashed on the way (SHA-256); owns its
@@ -136,7 +139,7 @@ public final class StreamingFile {
     public func finish() throws -> UploadedFile {
         let fd = descriptor
         descriptor = -1
-        _ = try Syscall.run("close", path) { close(fd) }
+        try Syscall.close(fd, path)
         return UploadedFile(path: path, byteCount: byteCount, sha256: HexEncoding.lowercase(hasher.finalize()))
     }
 
