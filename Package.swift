@@ -134,7 +134,8 @@ let package = Package(
         .target(
             name: "FuzzChecks",
             dependencies: [
-                "FeedStore", "FeedStoreTesting", "FeedServerKit", "HTTPTransport", "HTTPTransportTesting", "FeedArchive",
+                "FeedStore", "FeedStoreTesting", "FeedServerKit", "HTTPTransport", "HTTPTransportTesting",
+                "FeedArchive",
             ],
             path: "Fuzz/Sources/FuzzChecks"
         ),

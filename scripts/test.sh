@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: store unit tests, end-to-end tests against the real server,
+# Runs the whole test suite: the formatter's lint (`swift format lint --strict`, .swift-format),
+# store unit tests, end-to-end tests against the real server,
 # the CLI, the SIGKILL crash loop and the full-disk test (the latter mounts a tmpfs: run as root),
 # then the HTTP contract (openapi.yaml validated, schemathesis against the live server), the
 # preview page in headless Chromium, the container image and compose.yaml under podman
@@ -9,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+swift format lint --strict --parallel --recursive Sources Tests Fuzz Package.swift
 swift build --build-tests
 swift test --skip-build "$@"
 bash scripts/contract-test.sh

@@ -43,7 +43,9 @@ package enum ArchiveUnpacker {
     /// the layout are refused, and so are more than `maxEntries` entries or more than `maxBytes`
     /// of data, judged from each header before its data is read (and again as it is read).
     /// Assets go to files of `spool`.
-    package static func unpack(_ reader: TarReader, limits: ArchiveLimits, assets spool: any AssetSpool)
+    package static func unpack(
+        _ reader: TarReader, limits: ArchiveLimits, assets spool: any AssetSpool
+    )
         throws(ArchiveError) -> UnpackedArchive
     {
         var payload: [UInt8]?
@@ -131,7 +133,9 @@ package enum ArchiveUnpacker {
     }
 
     /// An asset's data, streamed to a new file of `spool`.
-    private static func readAsset(_ reader: TarReader, into spool: any AssetSpool, limit: Int) throws(ArchiveError)
+    private static func readAsset(
+        _ reader: TarReader, into spool: any AssetSpool, limit: Int
+    ) throws(ArchiveError)
         -> AssetSource
     {
         try reading(reader, limit: limit) {

@@ -1,5 +1,6 @@
 import CArchive
 import FeedStore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -140,17 +141,19 @@ package final class TarWriter {
         self.modificationSeconds = modificationSeconds
         archive_write_set_format_pax_restricted(handle)
         archive_write_set_bytes_in_last_block(handle, 1)
-        let status = archive_write_open2(handle, Unmanaged.passUnretained(sink).toOpaque(), nil, { _, context, buffer, length in
-            guard let context, let buffer else { return -1 }
-            let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
-            do {
-                try sink.output(UnsafeRawBufferPointer(start: buffer, count: length))
-            } catch {
-                sink.failure = sink.failure ?? error
-                return -1
-            }
-            return la_ssize_t(length)
-        }, nil, nil)
+        let status = archive_write_open2(
+            handle, Unmanaged.passUnretained(sink).toOpaque(), nil,
+            { _, context, buffer, length in
+                guard let context, let buffer else { return -1 }
+                let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
+                do {
+                    try sink.output(UnsafeRawBufferPointer(start: buffer, count: length))
+                } catch {
+                    sink.failure = sink.failure ?? error
+                    return -1
+                }
+                return la_ssize_t(length)
+            }, nil, nil)
         guard status == ARCHIVE_OK else { throw TarError(handle, "the archive cannot be started") }
     }
 
@@ -178,7 +181,9 @@ package final class TarWriter {
 
     /// Adds a regular file of `size` bytes, which `contents` passes, in pieces, to the function
     /// it is given; fewer or more bytes than `size` are an error.
-    package func addFile(_ path: String, size: Int, contents: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+    package func addFile(
+        _ path: String, size: Int, contents: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws {
         try add(path, size: size, directory: false) { emitted in
             var total = 0
             try contents { piece in
@@ -203,7 +208,9 @@ package final class TarWriter {
         if directory { CArchive_entry_set_directory(entry) } else { CArchive_entry_set_regular(entry) }
         archive_entry_set_size(entry, la_int64_t(size))
         archive_entry_set_mtime(entry, time_t(modificationSeconds), 0)
-        guard archive_write_header(handle, entry) == ARCHIVE_OK else { throw failure("an entry header cannot be written") }
+        guard archive_write_header(handle, entry) == ARCHIVE_OK else {
+            throw failure("an entry header cannot be written")
+        }
         try data(size)
     }
 

@@ -1,11 +1,12 @@
 import CVips
+import ConcurrencyPrimitives
 import FeedStore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ConcurrencyPrimitives
 
 /// Gives each failing libvips call its own error text.
 ///

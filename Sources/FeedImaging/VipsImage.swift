@@ -34,8 +34,11 @@ package final class VipsImage {
     }
 
     /// Encodes as JPEG (`vips_jpegsave_buffer`), metadata stripped unless `strip` is false.
-    package func jpeg(quality: Int, progressive: Bool = false, strip: Bool = true) throws(AssetEncodingError) -> [UInt8] {
-        try Vips.collect("JPEG encoding") { CVips_save_jpeg(handle, Int32(quality), progressive ? 1 : 0, strip ? 1 : 0, $0, $1) }
+    package func jpeg(quality: Int, progressive: Bool = false, strip: Bool = true) throws(AssetEncodingError) -> [UInt8]
+    {
+        try Vips.collect("JPEG encoding") {
+            CVips_save_jpeg(handle, Int32(quality), progressive ? 1 : 0, strip ? 1 : 0, $0, $1)
+        }
     }
 
     /// Encodes as PNG (`vips_pngsave_buffer`), alpha kept, metadata stripped unless `strip` is
@@ -55,7 +58,9 @@ public enum Vips {
     }
 
     /// Runs a save call and copies its `g_malloc`'d buffer into Swift bytes.
-    static func collect(_ action: String, _ save: (UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32) throws(AssetEncodingError) -> [UInt8] {
+    static func collect(
+        _ action: String, _ save: (UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32
+    ) throws(AssetEncodingError) -> [UInt8] {
         try VipsErrorIsolation.run(action) { () -> [UInt8]? in
             var buffer: UnsafeMutableRawPointer?
             var length = 0
@@ -90,7 +95,8 @@ public enum Vips {
             }
         }
         guard status == 0, let loader = raw.loader else { return nil }
-        return Header(width: Int(raw.width), height: Int(raw.height), bands: Int(raw.bands), orientation: Int(raw.orientation),
-                      hasEXIF: raw.has_exif != 0, isCMYK: raw.is_cmyk != 0, loader: String(cString: loader))
+        return Header(
+            width: Int(raw.width), height: Int(raw.height), bands: Int(raw.bands), orientation: Int(raw.orientation),
+            hasEXIF: raw.has_exif != 0, isCMYK: raw.is_cmyk != 0, loader: String(cString: loader))
     }
 }

@@ -1,12 +1,13 @@
 import CVips
+import ConcurrencyPrimitives
 import FeedStore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ConcurrencyPrimitives
 
 /// The asset budget's encoder, on libvips: JPEG and PNG in, sRGB JPEG or PNG out, oriented,
 /// metadata stripped, deterministic (same source and settings, same bytes).
@@ -22,7 +23,8 @@ public final class VipsImageEncoder: ImageEncoding {
         cache = EncodeCache(capacityBytes: cacheBytes)
     }
 
-    public func renderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering {
+    public func renderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering
+    {
         try vipsRenderer(for: source, format: format)
     }
 
@@ -36,7 +38,10 @@ public final class VipsImageEncoder: ImageEncoding {
         }
         let pixels = header.width * header.height
         guard pixels <= maxPixels else {
-            throw AssetEncodingError("\(header.width) × \(header.height) = \(pixels) pixels exceeds the limit of \(maxPixels) (--max-image-pixels)")
+            throw AssetEncodingError(
+                "\(header.width) × \(header.height) = \(pixels) pixels exceeds the limit of \(maxPixels) "
+                    + "(--max-image-pixels)"
+            )
         }
         return VipsRenderer(source: source, format: format, sourceHash: source.sha256, cache: cache)
     }
@@ -70,7 +75,8 @@ final class VipsRenderer: ImageRendering {
     }
 
     func render(maxDimension: Int, quality: Int) throws(AssetEncodingError) -> EncodedImage {
-        let key = EncodeCache.Key(sourceHash: sourceHash, format: format, maxDimension: maxDimension, quality: format == .jpeg ? quality : 0)
+        let key = EncodeCache.Key(
+            sourceHash: sourceHash, format: format, maxDimension: maxDimension, quality: format == .jpeg ? quality : 0)
         if let cached = cache.lookup(key) { return cached }
         let thumbnail = try self.thumbnail(maxDimension)
         let bytes = format == .jpeg ? try thumbnail.jpeg(quality: quality) : try thumbnail.png()
@@ -91,7 +97,8 @@ final class VipsRenderer: ImageRendering {
         if let existing = thumbnails[maxDimension] { return existing }
         let image = try VipsImage("decoding") { [source] in
             switch source {
-            case .bytes(let bytes): return bytes.withUnsafeBytes { CVips_thumbnail($0.baseAddress, $0.count, Int32(maxDimension)) }
+            case .bytes(let bytes):
+                return bytes.withUnsafeBytes { CVips_thumbnail($0.baseAddress, $0.count, Int32(maxDimension)) }
             case .file(let file): return CVips_thumbnail_file(file.path, Int32(maxDimension))
             }
         }
@@ -167,7 +174,8 @@ extension VipsImageEncoder {
                 guard let format = ImageFormat(fileName: candidate.name) else { continue }
                 let outcome = Result { () throws(AssetEncodingError) -> any ImageRendering in
                     let renderer = try self.vipsRenderer(for: candidate.source, format: format)
-                    _ = try? renderer.render(maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
+                    _ = try? renderer.render(
+                        maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
                     renderer.releaseDecoded()
                     return renderer
                 }
@@ -176,7 +184,7 @@ extension VipsImageEncoder {
         }
         let helpers = (1..<max(1, min(threads, candidates.count))).map { _ in Worker(work) }
         work()
-        helpers.forEach { $0.join() }
+        for helper in helpers { helper.join() }
         return budget.pack(candidates) { index, format throws(AssetEncodingError) in
             if let outcome = prepared.get(index) { return try outcome.get() }
             return try self.renderer(for: candidates[index].source, format: format)
@@ -213,12 +221,14 @@ final class Worker: @unchecked Sendable {
     init(_ body: @escaping @Sendable () -> Void) {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { argument in
-            let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
-            let worker = Unmanaged<Worker>.fromOpaque(raw!).takeRetainedValue()
-            worker.body()
-            return nil
-        }, context)
+        pthread_create(
+            &thread, nil,
+            { argument in
+                let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
+                let worker = Unmanaged<Worker>.fromOpaque(raw!).takeRetainedValue()
+                worker.body()
+                return nil
+            }, context)
     }
 
     func join() {

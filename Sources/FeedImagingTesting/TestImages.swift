@@ -18,9 +18,13 @@ public enum TestImages {
     }
 
     /// A photo-like gradient with noise and a solid red square in the top-left corner, as JPEG.
-    public static func jpeg(width: Int, height: Int, kind: Kind = .rgb, quality: Int = 90, progressive: Bool = false) throws -> [UInt8] {
+    public static func jpeg(
+        width: Int, height: Int, kind: Kind = .rgb, quality: Int = 90, progressive: Bool = false
+    ) throws -> [UInt8] {
         try Vips.start()
-        let image = try VipsImage("making a test image") { CVipsTesting_make_test_image(Int32(width), Int32(height), kind.rawValue) }
+        let image = try VipsImage("making a test image") {
+            CVipsTesting_make_test_image(Int32(width), Int32(height), kind.rawValue)
+        }
         return try image.jpeg(quality: quality, progressive: progressive, strip: false)
     }
 
@@ -28,14 +32,18 @@ public enum TestImages {
     /// `palette` makes an 8-bit palette PNG.
     public static func png(width: Int, height: Int, kind: Kind = .rgb, palette: Bool = false) throws -> [UInt8] {
         try Vips.start()
-        let image = try VipsImage("making a test image") { CVipsTesting_make_test_image(Int32(width), Int32(height), kind.rawValue) }
+        let image = try VipsImage("making a test image") {
+            CVipsTesting_make_test_image(Int32(width), Int32(height), kind.rawValue)
+        }
         return try image.png(strip: false, palette: palette)
     }
 
     /// Decodes an encoded image and reads pixels from it: (width, height, bands, pixel(x, y)).
     public static func inspect(_ bytes: [UInt8]) throws -> DecodedImage {
         try Vips.start()
-        let image = try VipsImage("decoding") { bytes.withUnsafeBytes { CVipsTesting_decode($0.baseAddress, $0.count) } }
+        let image = try VipsImage("decoding") {
+            bytes.withUnsafeBytes { CVipsTesting_decode($0.baseAddress, $0.count) }
+        }
         return DecodedImage(image: image)
     }
 

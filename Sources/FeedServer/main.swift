@@ -1,9 +1,10 @@
+import FeedServerKit
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import FeedServerKit
 
 let environment = Dictionary(
     CommandLine.arguments.isEmpty ? [] : ProcessEnvironment.pairs(), uniquingKeysWith: { first, _ in first })

@@ -1,5 +1,5 @@
-import FeedStore
 import ConcurrencyPrimitives
+import FeedStore
 
 /// A `FileSystem` kept in memory: the "in-memory storage" test double (WidgetBridge ships one too).
 ///
@@ -51,7 +51,9 @@ public final class InMemoryFileSystem: FileSystem {
         try state.withLock { state in
             switch state.nodes[normalize(path)] {
             case .file(let bytes, _, _)?:
-                guard bytes.count <= limit else { throw FileSystemError(kind: .tooLarge, operation: "read", path: path) }
+                guard bytes.count <= limit else {
+                    throw FileSystemError(kind: .tooLarge, operation: "read", path: path)
+                }
                 return bytes
             case .directory?: throw FileSystemError(kind: .other, operation: "read (not a regular file)", path: path)
             case nil: throw FileSystemError(kind: .notFound, operation: "open", path: path)
@@ -63,9 +65,11 @@ public final class InMemoryFileSystem: FileSystem {
         state.withLock { state in
             switch state.nodes[normalize(path)] {
             case .file(let bytes, let modified, let inode)?:
-                return FileStatus(kind: .regular, size: bytes.count, modificationNanos: modified, changeNanos: modified, inode: inode)
+                return FileStatus(
+                    kind: .regular, size: bytes.count, modificationNanos: modified, changeNanos: modified, inode: inode)
             case .directory(let modified, let inode)?:
-                return FileStatus(kind: .directory, size: 0, modificationNanos: modified, changeNanos: modified, inode: inode)
+                return FileStatus(
+                    kind: .directory, size: 0, modificationNanos: modified, changeNanos: modified, inode: inode)
             case nil:
                 return nil
             }
@@ -80,8 +84,12 @@ public final class InMemoryFileSystem: FileSystem {
             }
             let prefix = directory == "/" ? "/" : directory + "/"
             return state.nodes.compactMap { key, node in
-                guard key.hasPrefix(prefix), key != directory, !key.dropFirst(prefix.count).contains("/") else { return nil }
-                if case .directory = node { return DirectoryEntry(name: String(key.dropFirst(prefix.count)), isDirectory: true) }
+                guard key.hasPrefix(prefix), key != directory, !key.dropFirst(prefix.count).contains("/") else {
+                    return nil
+                }
+                if case .directory = node {
+                    return DirectoryEntry(name: String(key.dropFirst(prefix.count)), isDirectory: true)
+                }
                 return DirectoryEntry(name: String(key.dropFirst(prefix.count)), isDirectory: false)
             }
         }
@@ -90,7 +98,9 @@ public final class InMemoryFileSystem: FileSystem {
     public func createDirectory(_ path: String) throws {
         let now = nowNs
         try mutate(path, operation: "mkdir") { state, key in
-            guard state.nodes[key] == nil else { throw FileSystemError(kind: .alreadyExists, operation: "mkdir", path: path) }
+            guard state.nodes[key] == nil else {
+                throw FileSystemError(kind: .alreadyExists, operation: "mkdir", path: path)
+            }
             state.nodes[key] = .directory(modifiedNs: now, inode: state.takeInode())
         }
     }
@@ -98,20 +108,29 @@ public final class InMemoryFileSystem: FileSystem {
     public func writeFileDurably(_ path: String, contents: [UInt8]) throws {
         let now = nowNs
         try mutate(path, operation: "open") { state, key in
-            guard state.nodes[key] == nil else { throw FileSystemError(kind: .alreadyExists, operation: "open", path: path) }
+            guard state.nodes[key] == nil else {
+                throw FileSystemError(kind: .alreadyExists, operation: "open", path: path)
+            }
             state.nodes[key] = .file(contents, modifiedNs: now, inode: state.takeInode())
         }
     }
 
     public func syncDirectory(_ path: String) throws {
-        guard status(path)?.kind == .directory else { throw FileSystemError(kind: .notFound, operation: "fsync", path: path) }
+        guard status(path)?.kind == .directory else {
+            throw FileSystemError(kind: .notFound, operation: "fsync", path: path)
+        }
     }
 
     public func rename(_ source: String, to destination: String) throws {
         try state.withLock { state in
-            let from = normalize(source), to = normalize(destination)
-            guard state.nodes[from] != nil else { throw FileSystemError(kind: .notFound, operation: "rename", path: source) }
-            if case .directory? = state.nodes[to] { throw FileSystemError(kind: .alreadyExists, operation: "rename", path: destination) }
+            let from = normalize(source)
+            let to = normalize(destination)
+            guard state.nodes[from] != nil else {
+                throw FileSystemError(kind: .notFound, operation: "rename", path: source)
+            }
+            if case .directory? = state.nodes[to] {
+                throw FileSystemError(kind: .alreadyExists, operation: "rename", path: destination)
+            }
             for key in state.nodes.keys where key == from || key.hasPrefix(from + "/") {
                 state.nodes[to + key.dropFirst(from.count)] = state.nodes.removeValue(forKey: key)
             }
@@ -146,7 +165,9 @@ public final class InMemoryFileSystem: FileSystem {
     /// Copies the file into an unlinked temporary file and returns it open, so callers get a real descriptor.
     public func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile {
         let path = ([root] + components).joined(separator: "/")
-        guard status(path)?.kind == .regular else { throw FileSystemError(kind: .notFound, operation: "openat", path: path) }
+        guard status(path)?.kind == .regular else {
+            throw FileSystemError(kind: .notFound, operation: "openat", path: path)
+        }
         let bytes = try readFile(path, limit: Int.max)
         var template = Array("/tmp/feedstore-memory-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }

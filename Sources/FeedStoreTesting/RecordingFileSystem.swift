@@ -1,5 +1,5 @@
-import FeedStore
 import ConcurrencyPrimitives
+import FeedStore
 
 /// Wraps a `FileSystem` and records every mutating or flushing operation in order, to prove
 /// that files and folders are flushed before the rename that makes them visible.
@@ -51,7 +51,9 @@ public final class RecordingFileSystem: FileSystem {
     /// Forgets the recorded `status` calls.
     public func resetStatusCalls() { statuses.withLock { $0.removeAll() } }
     public func listDirectory(_ path: String) throws -> [DirectoryEntry] { try base.listDirectory(path) }
-    public func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile { try base.openBeneath(root, components) }
+    public func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile {
+        try base.openBeneath(root, components)
+    }
 
     public func createDirectory(_ path: String) throws {
         try base.createDirectory(path)

@@ -1,5 +1,5 @@
-import FeedStore
 import ConcurrencyPrimitives
+import FeedStore
 
 /// A clock that says what the test tells it to ("injectable clock").
 public final class FixedClock: FeedClock, @unchecked Sendable {

@@ -18,7 +18,10 @@ package struct AccessLog: Sendable {
     /// Writes one line with a single `write(2)` so lines from worker threads never interleave:
     /// `<method> <path> <status> <bytes> <ms>ms id=<request id>`: the client's sane
     /// `X-Request-Id`, or one generated here (only when the log is on).
-    func record(method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, status: Int, bytes: Int, elapsedNanos: Int64, clientRequestID: String?) {
+    func record(
+        method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, status: Int, bytes: Int, elapsedNanos: Int64,
+        clientRequestID: String?
+    ) {
         guard fileDescriptor >= 0 else { return }
         let requestID = clientRequestID ?? RequestID.generate()
         let micros = elapsedNanos / 1000

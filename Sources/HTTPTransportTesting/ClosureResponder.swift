@@ -16,7 +16,9 @@ package struct ClosureResponder: HTTPResponder {
         self.admission = admission
     }
 
-    package func admitBody(_ head: HTTPRequest, declaredLength: Int?) -> BodyAdmission { admission(head, declaredLength) }
+    package func admitBody(_ head: HTTPRequest, declaredLength: Int?) -> BodyAdmission {
+        admission(head, declaredLength)
+    }
 
     package func preparedAnswer(_ head: RequestHead) -> PreparedAnswer? { nil }
 

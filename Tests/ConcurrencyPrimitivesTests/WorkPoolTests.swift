@@ -1,7 +1,8 @@
-@testable import ConcurrencyPrimitives
 import Foundation
 import Synchronization
 import Testing
+
+@testable import ConcurrencyPrimitives
 
 /// The work pool: idle-class threads, a bounded queue, jobs that let go of what they captured.
 @Suite struct WorkPoolTests {
@@ -14,13 +15,14 @@ import Testing
         defer { pool.stop() }
         let policies = Lock<(job: Int32, child: Int32)?>(nil)
         let done = DispatchSemaphore(value: 0)
-        #expect(pool.submit {
-            let child = Lock<Int32>(-1)
-            try? DetachedThread.start { child.withLock { $0 = sched_getscheduler(0) } }
-            while child.withLock({ $0 }) == -1 { usleep(1_000) }
-            policies.withLock { $0 = (sched_getscheduler(0), child.withLock { $0 }) }
-            done.signal()
-        })
+        #expect(
+            pool.submit {
+                let child = Lock<Int32>(-1)
+                try? DetachedThread.start { child.withLock { $0 = sched_getscheduler(0) } }
+                while child.withLock({ $0 }) == -1 { usleep(1_000) }
+                policies.withLock { $0 = (sched_getscheduler(0), child.withLock { $0 }) }
+                done.signal()
+            })
         #expect(done.wait(timeout: .now() + 10) == .success)
         let observed = try #require(policies.withLock { $0 })
         #expect(observed.job == 5, "SCHED_IDLE")
@@ -32,7 +34,11 @@ import Testing
         let pool = try WorkPool(threads: 1, queueLimit: 2)
         let release = Atomic<Bool>(false)
         let started = Atomic<Int>(0)
-        #expect(pool.submit { started.add(1, ordering: .relaxed); while !release.load(ordering: .relaxed) { usleep(1000) } })
+        #expect(
+            pool.submit {
+                started.add(1, ordering: .relaxed)
+                while !release.load(ordering: .relaxed) { usleep(1000) }
+            })
         try waitUntil { started.load(ordering: .relaxed) == 1 }
         #expect(pool.submit {})
         #expect(pool.submit {})

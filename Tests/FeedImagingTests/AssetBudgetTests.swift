@@ -12,16 +12,24 @@ import Testing
             let size: Int
             let tag: String
             let owner: FakeEncoder
-            init(size: Int, tag: String, owner: FakeEncoder) { self.size = size; self.tag = tag; self.owner = owner }
+            init(size: Int, tag: String, owner: FakeEncoder) {
+                self.size = size
+                self.tag = tag
+                self.owner = owner
+            }
             func render(maxDimension: Int, quality: Int) throws(AssetEncodingError) -> EncodedImage {
                 owner.calls.append((tag, maxDimension, quality))
                 let scale = Double(maxDimension * maxDimension) / Double(512 * 512) * Double(quality) / 80
-                return EncodedImage(bytes: [UInt8](repeating: 1, count: Int(Double(size) * scale)), width: maxDimension, height: maxDimension * 3 / 4)
+                return EncodedImage(
+                    bytes: [UInt8](repeating: 1, count: Int(Double(size) * scale)), width: maxDimension,
+                    height: maxDimension * 3 / 4)
             }
         }
 
         func renderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering {
-            guard case .bytes(let bytes) = source, bytes.count == MemoryLayout<Int>.size else { throw AssetEncodingError("cannot be decoded: broken") }
+            guard case .bytes(let bytes) = source, bytes.count == MemoryLayout<Int>.size else {
+                throw AssetEncodingError("cannot be decoded: broken")
+            }
             let size = bytes.withUnsafeBytes { $0.load(as: Int.self) }
             return Renderer(size: size, tag: "\(size)", owner: self)
         }
@@ -49,12 +57,16 @@ import Testing
         // 5 MiB at 512 px / q80 is still 2.5 MiB at q40; at 384 px (×0.5625) q50 gives 1.76 MiB.
         let result = AssetBudget().pack([.init(name: "big.jpg", source: source(encodingTo: 5 * mib))], encoder: encoder)
         #expect(result.packed.first?.image.width == 384)
-        #expect(encoder.calls.map { "\($0.1)@\($0.2)" } == ["512@80", "512@70", "512@60", "512@50", "512@40", "384@80", "384@70", "384@60", "384@50"])
+        #expect(
+            encoder.calls.map { "\($0.1)@\($0.2)" } == [
+                "512@80", "512@70", "512@60", "512@50", "512@40", "384@80", "384@70", "384@60", "384@50",
+            ])
     }
 
     @Test func pngOnlyStepsSizeAndStopsAt128() {
         let encoder = FakeEncoder()
-        let result = AssetBudget().pack([.init(name: "huge.png", source: source(encodingTo: 1 << 30))], encoder: encoder)
+        let result = AssetBudget().pack(
+            [.init(name: "huge.png", source: source(encodingTo: 1 << 30))], encoder: encoder)
         #expect(result.packed.isEmpty)
         #expect(encoder.calls.map(\.1) == [512, 384, 288, 216, 162, 128])
         #expect(result.skipped.first?.reason.contains("even at 128 px") == true)
@@ -62,12 +74,13 @@ import Testing
 
     @Test func aFailingCandidateIsSkippedAndTheRestGoOn() {
         let broken: [UInt8] = [0, 1, 2]
-        let result = AssetBudget().pack([
-            .init(name: "a.jpg", source: source(encodingTo: 1000)),
-            .init(name: "bad.jpg", source: broken),
-            .init(name: "c.png", source: source(encodingTo: 1000)),
-            .init(name: "d.webp", source: source(encodingTo: 1000)),
-        ], encoder: FakeEncoder())
+        let result = AssetBudget().pack(
+            [
+                .init(name: "a.jpg", source: source(encodingTo: 1000)),
+                .init(name: "bad.jpg", source: broken),
+                .init(name: "c.png", source: source(encodingTo: 1000)),
+                .init(name: "d.webp", source: source(encodingTo: 1000)),
+            ], encoder: FakeEncoder())
         #expect(result.packed.map(\.name) == ["a.jpg", "c.png"])
         #expect(result.skipped.map(\.name) == ["bad.jpg", "d.webp"])
         #expect(result.skipped[0].reason == "cannot be decoded: broken")
@@ -76,8 +89,12 @@ import Testing
     @Test func decodedMemoryBudget() {
         // Each image is 512 × 384 × 4 = 786,432 decoded bytes at full size.
         let budget = AssetBudget(maxDecodedBytes: 1_000_000)
-        let result = budget.pack([.init(name: "a.jpg", source: source(encodingTo: 100)), .init(name: "b.jpg", source: source(encodingTo: 100))],
-                                 encoder: FakeEncoder())
+        let result = budget.pack(
+            [
+                .init(name: "a.jpg", source: source(encodingTo: 100)),
+                .init(name: "b.jpg", source: source(encodingTo: 100)),
+            ],
+            encoder: FakeEncoder())
         #expect(result.packed.count == 2)
         #expect(result.packed[1].image.width < 512, "the second image shrinks to fit the decoded budget")
         #expect(result.totalDecodedBytes <= 1_000_000)

@@ -1,8 +1,8 @@
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Testing
-import FeedImagingTesting
 
 /// Every pixel layout a user can upload goes through the budget as a real image: decoded,
 /// converted to 8-bit sRGB, re-encoded, and the marker still where it was.
@@ -16,7 +16,8 @@ import FeedImagingTesting
     }
 
     @Test(arguments: [
-        ("grey.png", TestImages.Kind.grey, false), ("grey-alpha.png", .greyWithAlpha, false), ("grey16.png", .grey16, false),
+        ("grey.png", TestImages.Kind.grey, false), ("grey-alpha.png", .greyWithAlpha, false),
+        ("grey16.png", .grey16, false),
         ("rgb16.png", .rgb16, false), ("palette.png", .rgb, true), ("rgba.png", .rgbWithTransparentRightHalf, false),
     ])
     func everyPNGLayoutIsPacked(_ name: String, _ kind: TestImages.Kind, _ palette: Bool) throws {
@@ -27,7 +28,9 @@ import FeedImagingTesting
         let marker = decoded.pixel(x: 20, y: 20)
         if kind == .grey || kind == .greyWithAlpha || kind == .grey16 {
             // Red became its luminance: a dark, neutral grey.
-            #expect(abs(marker[0] - marker[1]) < 3 && abs(marker[1] - marker[2]) < 3 && marker[0] < 160, "\(name) \(marker)")
+            #expect(
+                abs(marker[0] - marker[1]) < 3 && abs(marker[1] - marker[2]) < 3 && marker[0] < 160, "\(name) \(marker)"
+            )
         } else {
             #expect(marker[0] > 200 && marker[1] < 80 && marker[2] < 80, "\(name) \(marker)")
         }
@@ -57,7 +60,8 @@ import FeedImagingTesting
     @Test func concurrentFailuresEachReportTheirOwnReason() async throws {
         let jpeg = try TestImages.jpeg(width: 1200, height: 900)
         let png = try TestImages.png(width: 1200, height: 900)
-        let cutJPEG = Array(jpeg.prefix(jpeg.count / 3)), cutPNG = Array(png.prefix(png.count / 3))
+        let cutJPEG = Array(jpeg.prefix(jpeg.count / 3))
+        let cutPNG = Array(png.prefix(png.count / 3))
         let encoder = self.encoder
         let reasons = await withTaskGroup(of: (String, String?).self) { group in
             for index in 0..<24 {
@@ -81,8 +85,8 @@ import FeedImagingTesting
     }
 }
 
-private extension Array where Element == UInt8 {
-    func containsBytes(_ needle: [UInt8]) -> Bool {
+extension Array where Element == UInt8 {
+    fileprivate func containsBytes(_ needle: [UInt8]) -> Bool {
         guard needle.count <= count else { return false }
         return (0...(count - needle.count)).contains { self[$0..<$0 + needle.count].elementsEqual(needle) }
     }

@@ -1,11 +1,12 @@
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FeedImagingTesting
 
 /// The libvips encoder on images the tests make through libvips itself.
 @Suite struct VipsEncoderTests {
@@ -36,7 +37,8 @@ import FeedImagingTesting
 
     @Test func pngWithTransparencyKeepsItsAlpha() throws {
         let png = try TestImages.png(width: 1200, height: 800, kind: .rgbWithTransparentRightHalf)
-        let image = try #require(AssetBudget().pack([.init(name: "a.png", source: png)], encoder: encoder).packed.first?.image)
+        let image = try #require(
+            AssetBudget().pack([.init(name: "a.png", source: png)], encoder: encoder).packed.first?.image)
         #expect(image.width == 512 && image.height == 341)
         let decoded = try TestImages.inspect(image.bytes)
         #expect(decoded.bands == 4)
@@ -48,7 +50,8 @@ import FeedImagingTesting
     @Test func cmykJPEGBecomesSRGB() throws {
         let cmyk = try TestImages.jpeg(width: 1600, height: 1200, kind: .cmyk)
         #expect(Vips.header(of: cmyk)?.isCMYK == true)
-        let image = try #require(AssetBudget().pack([.init(name: "c.jpg", source: cmyk)], encoder: encoder).packed.first?.image)
+        let image = try #require(
+            AssetBudget().pack([.init(name: "c.jpg", source: cmyk)], encoder: encoder).packed.first?.image)
         let decoded = try TestImages.inspect(image.bytes)
         #expect(decoded.bands == 3)
         #expect(Vips.header(of: image.bytes)?.isCMYK == false)
@@ -66,7 +69,8 @@ import FeedImagingTesting
         let full = try TestImages.jpeg(width: 2000, height: 1500)
         let truncated = Array(full.prefix(full.count / 2))
         let good = try TestImages.jpeg(width: 600, height: 400)
-        let result = AssetBudget().pack([.init(name: "cut.jpg", source: truncated), .init(name: "good.jpg", source: good)], encoder: encoder)
+        let result = AssetBudget().pack(
+            [.init(name: "cut.jpg", source: truncated), .init(name: "good.jpg", source: good)], encoder: encoder)
         #expect(result.packed.map(\.name) == ["good.jpg"])
         let skipped = try #require(result.skipped.first)
         #expect(skipped.name == "cut.jpg")
@@ -74,7 +78,8 @@ import FeedImagingTesting
     }
 
     @Test func decompressionBombIsRefusedFromItsHeader() throws {
-        let url = try #require(Bundle.module.url(forResource: "bomb-50000x50000", withExtension: "png", subdirectory: "Fixtures"))
+        let url = try #require(
+            Bundle.module.url(forResource: "bomb-50000x50000", withExtension: "png", subdirectory: "Fixtures"))
         let bomb = Array(try Data(contentsOf: url))
         #expect(bomb.count < 400_000)
         let before = peakResidentBytes()
@@ -90,14 +95,16 @@ import FeedImagingTesting
 
     @Test func otherFormatsAreRefused() throws {
         let gif = Array("GIF89a".utf8) + [UInt8](repeating: 0, count: 64)
-        let result = AssetBudget().pack([.init(name: "x.png", source: gif), .init(name: "x.gif", source: gif)], encoder: encoder)
+        let result = AssetBudget().pack(
+            [.init(name: "x.png", source: gif), .init(name: "x.gif", source: gif)], encoder: encoder)
         #expect(result.skipped.count == 2)
         #expect(result.skipped[1].reason.contains(".jpg, .jpeg or .png"))
     }
 
     @Test func encodingIsDeterministicAndCached() throws {
         let photo = try TestImages.jpeg(width: 3000, height: 2000)
-        let first = try VipsImageEncoder().renderer(for: .bytes(photo), format: .jpeg).render(maxDimension: 512, quality: 80)
+        let first = try VipsImageEncoder().renderer(for: .bytes(photo), format: .jpeg).render(
+            maxDimension: 512, quality: 80)
         let fresh = try VipsImageEncoder()
         let second = try fresh.renderer(for: .bytes(photo), format: .jpeg).render(maxDimension: 512, quality: 80)
         #expect(first == second, "same source and settings, same bytes, across encoders")
@@ -112,8 +119,12 @@ import FeedImagingTesting
         let photo = try TestImages.jpeg(width: 3000, height: 2000)
         let small = AssetBudget(maxDimension: 256).pack([.init(name: "a.jpg", source: photo)], encoder: encoder)
         #expect(small.packed.first?.image.width == 256)
-        let roomy = try #require(AssetBudget().pack([.init(name: "a.jpg", source: photo)], encoder: encoder).packed.first?.image)
-        let tight = try #require(AssetBudget(maxBytesPerImage: roomy.bytes.count - 1).pack([.init(name: "a.jpg", source: photo)], encoder: encoder).packed.first?.image)
+        let roomy = try #require(
+            AssetBudget().pack([.init(name: "a.jpg", source: photo)], encoder: encoder).packed.first?.image)
+        let tight = try #require(
+            AssetBudget(maxBytesPerImage: roomy.bytes.count - 1).pack(
+                [.init(name: "a.jpg", source: photo)], encoder: encoder
+            ).packed.first?.image)
         #expect(tight.bytes.count < roomy.bytes.count)
         #expect(tight.width == 512, "quality steps come before size steps")
     }
@@ -123,8 +134,11 @@ import FeedImagingTesting
     /// result must be the sequential pack's, byte for byte, for both kinds of candidate.
     @Test func parallelPackMatchesSequentialPackWhenImagesMustShrinkAgain() throws {
         let photos = try (0..<4).map { try TestImages.jpeg(width: 1600 + 200 * $0, height: 1200) }
-        let candidates = photos.enumerated().map { AssetBudget.Candidate(name: "p\($0.offset).jpg", source: $0.element) }
-        let firstAttempts = AssetBudget().pack(candidates, encoder: try VipsImageEncoder()).packed.map(\.image.bytes.count)
+        let candidates = photos.enumerated().map {
+            AssetBudget.Candidate(name: "p\($0.offset).jpg", source: $0.element)
+        }
+        let firstAttempts = AssetBudget().pack(candidates, encoder: try VipsImageEncoder()).packed.map(
+            \.image.bytes.count)
         // Per-image limit just under the smallest first attempt: every image must step down.
         let smallest = try #require(firstAttempts.min())
         let budget = AssetBudget(maxBytesPerImage: smallest - 1)

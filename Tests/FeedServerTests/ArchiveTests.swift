@@ -1,17 +1,20 @@
-@testable import FeedServerKit
+import FeedArchive
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Testing
-import FeedArchive
-import FeedImagingTesting
+
+@testable import FeedServerKit
 
 /// A tar built by hand (ustar headers), so hostile entries can be written exactly.
 struct HandTar {
     private(set) var bytes: [UInt8] = []
 
     /// Adds an entry; `declaredSize` overrides the size field (the data written is `data`).
-    mutating func entry(_ name: String, type: Character = "0", data: [UInt8] = [], link: String = "", declaredSize: Int? = nil) {
+    mutating func entry(
+        _ name: String, type: Character = "0", data: [UInt8] = [], link: String = "", declaredSize: Int? = nil
+    ) {
         var header = [UInt8](repeating: 0, count: 512)
         func put(_ text: String, at offset: Int, width: Int) {
             for (index, byte) in text.utf8.prefix(width).enumerated() { header[offset + index] = byte }
@@ -53,8 +56,12 @@ struct HandTar {
         while true {
             // One folder per server process, holding its lock file and the requests' folders
             // (beside them, `prepare.lock`, which starts take turns on).
-            let processes = try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads").filter { $0 != "prepare.lock" }
-            let left = try processes.flatMap { try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads/" + $0) }
+            let processes = try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads").filter {
+                $0 != "prepare.lock"
+            }
+            let left = try processes.flatMap {
+                try FileManager.default.contentsOfDirectory(atPath: root + "/.feed-server-uploads/" + $0)
+            }
             if left.allSatisfy({ $0 == "owner.lock" }) { return true }
             if Date() > deadline { return false }
             usleep(10_000)
@@ -69,7 +76,9 @@ struct HandTar {
         let scratch = ScratchDirectory()
         try withTestServer(root: scratch.path) { _, client in
             var body = MultipartBody()
-            body.field("payload", #"{"items":[{"image":"sun.jpg"},{"image":"badge.png"}],"emptyText":"none"}"#, contentType: "application/json")
+            body.field(
+                "payload", #"{"items":[{"image":"sun.jpg"},{"image":"badge.png"}],"emptyText":"none"}"#,
+                contentType: "application/json")
             body.file("a", filename: "sun.jpg", Self.photo)
             body.file("b", filename: "badge.png", Self.badge)
             #expect(try client.putMultipart("/feeds/origin?schemaVersion=3", body).status == 201)
@@ -89,7 +98,8 @@ struct HandTar {
                 try reader.readData(limit: .max) { data += $0 }
                 if entry.path == "meta.json" { meta = data }
             }
-            #expect(names == ["meta.json", "payload.json", "assets", "assets/badge.png", "assets/sun.jpg"]
+            #expect(
+                names == ["meta.json", "payload.json", "assets", "assets/badge.png", "assets/sun.jpg"]
                     || names == ["meta.json", "payload.json", "assets/", "assets/badge.png", "assets/sun.jpg"])
             let metaJSON = try #require(try JSONSerialization.jsonObject(with: Data(meta)) as? [String: Any])
             #expect(metaJSON["schemaVersion"] as? Int == 3)
@@ -102,10 +112,13 @@ struct HandTar {
             let copy = try client.get("/feeds/copy")
             #expect(copy.header("ETag") == original.header("ETag"))
             #expect(copy.json["schemaVersion"] as? Int == 3)
-            #expect(NSDictionary(dictionary: copy.json["payload"] as? [String: Any] ?? [:])
+            #expect(
+                NSDictionary(dictionary: copy.json["payload"] as? [String: Any] ?? [:])
                     == NSDictionary(dictionary: original.json["payload"] as? [String: Any] ?? [:]))
             // The same asset bytes are served.
-            for (originalAsset, copiedAsset) in zip(original.json["assets"] as? [[String: Any]] ?? [], copy.json["assets"] as? [[String: Any]] ?? []) {
+            for (originalAsset, copiedAsset) in zip(
+                original.json["assets"] as? [[String: Any]] ?? [], copy.json["assets"] as? [[String: Any]] ?? [])
+            {
                 let a = try client.get(try #require(originalAsset["url"] as? String))
                 let b = try client.get(try #require(copiedAsset["url"] as? String))
                 #expect(a.status == 200 && a.body == b.body)
@@ -113,7 +126,9 @@ struct HandTar {
             // Restoring again changes nothing; exporting the copy gives the same payload and assets.
             #expect(try putTar(client, "/feeds/copy/archive", archive.body).status == 200)
             #expect(try client.get("/feeds/copy/archive").header("ETag") == archive.header("ETag"))
-            #expect(try client.get("/feeds/origin/archive", headers: [("If-None-Match", archive.header("ETag") ?? "")]).status == 304)
+            #expect(
+                try client.get("/feeds/origin/archive", headers: [("If-None-Match", archive.header("ETag") ?? "")])
+                    .status == 304)
         }
         // Exports are written to the upload folder and sent from there; nothing stays behind.
         #expect(try uploadsEmptied(scratch.path))
@@ -136,7 +151,8 @@ struct HandTar {
 
     /// Entries no archive may hold.
     enum Hostile: String, CaseIterable, Sendable {
-        case absolutePath, dotDot, symbolicLink, hardLink, characterDevice, fifo, unknownEntry, nestedAssetFolder, editorLeftoverName, notATar
+        case absolutePath, dotDot, symbolicLink, hardLink, characterDevice, fifo, unknownEntry, nestedAssetFolder,
+            editorLeftoverName, notATar
 
         func add(to tar: inout HandTar) {
             switch self {
@@ -162,7 +178,9 @@ struct HandTar {
             var tar = HandTar()
             tar.entry("payload.json", data: Array(#"{"ok":true}"#.utf8))
             hostile.add(to: &tar)
-            let body = hostile == .notATar ? Array("this is not a tar archive at all".utf8) + [UInt8](repeating: 7, count: 600) : tar.finished
+            let body =
+                hostile == .notATar
+                ? Array("this is not a tar archive at all".utf8) + [UInt8](repeating: 7, count: 600) : tar.finished
             let response = try putTar(client, "/feeds/target/archive", body)
             #expect(response.status == 400, "\(hostile): \(response.text)")
             #expect(response.header("Content-Type") == "application/problem+json")
@@ -245,19 +263,27 @@ struct HandTar {
     }
 
     @Test func aRestoreIsJudgedFromItsHead() throws {
-        try withTestServer(configure: { $0.token = "secret"; $0.transport.maxBodyBytes = 4096 }) { _, client in
+        try withTestServer(configure: {
+            $0.token = "secret"
+            $0.transport.maxBodyBytes = 4096
+        }) { _, client in
             var tar = HandTar()
             tar.entry("payload.json", data: Array(#"{"ok":true}"#.utf8))
             let anonymous = try putTar(client, "/feeds/g/archive", tar.finished)
             #expect(anonymous.status == 401)
             // Declared longer than --max-body-bytes: refused before a byte of the body is kept.
             let connection = try HTTPTestConnection(port: client.port)
-            try connection.sendRaw(Array(("PUT /feeds/g/archive HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer secret\r\n"
-                + "Content-Type: application/x-tar\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n").utf8))
+            try connection.sendRaw(
+                Array(
+                    ("PUT /feeds/g/archive HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer secret\r\n"
+                        + "Content-Type: application/x-tar\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n")
+                        .utf8))
             let tooLarge = try connection.readResponse()
             #expect(tooLarge.status == 413)
-            let authorised = try client.request("PUT", "/feeds/g/archive", headers: [("Content-Type", "application/x-tar"), ("Authorization", "Bearer secret")],
-                                                body: tar.finished)
+            let authorised = try client.request(
+                "PUT", "/feeds/g/archive",
+                headers: [("Content-Type", "application/x-tar"), ("Authorization", "Bearer secret")],
+                body: tar.finished)
             #expect(authorised.status == 201)
             let read = try client.get("/feeds/g/archive")
             #expect(read.status == 200)
@@ -266,7 +292,8 @@ struct HandTar {
 
     @Test func aBodyThatIsNoTarIs415AndAMissingGroupIs404() throws {
         try withTestServer { _, client in
-            let wrong = try client.request("PUT", "/feeds/g/archive", headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
+            let wrong = try client.request(
+                "PUT", "/feeds/g/archive", headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
             #expect(wrong.status == 415)
             #expect(try client.get("/feeds/none/archive").status == 404)
             var tar = HandTar()

@@ -1,8 +1,9 @@
-@testable import FeedServerKit
 import FeedArchive
 import FeedStore
 import HTTPTransport
 import Testing
+
+@testable import FeedServerKit
 
 /// The unpacker's refusals as the route answers them, where a server cannot easily be made to fail.
 @Suite struct ArchiveUnpackerTests {

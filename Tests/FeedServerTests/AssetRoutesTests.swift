@@ -1,16 +1,19 @@
-@testable import FeedServerKit
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Testing
-import FeedImagingTesting
+
+@testable import FeedServerKit
 
 /// Multipart publishes with real images, and asset serving, against the live server.
 @Suite struct AssetRoutesTests {
     static let photo = try! TestImages.jpeg(width: 2400, height: 1600)
     static let transparent = try! TestImages.png(width: 900, height: 600, kind: .rgbWithTransparentRightHalf)
 
-    private func upload(payload: String = #"{"quotes":[{"id":"q1","image":"q1.jpg"}]}"#, _ files: [(String, [UInt8])]) -> MultipartBody {
+    private func upload(
+        payload: String = #"{"quotes":[{"id":"q1","image":"q1.jpg"}]}"#, _ files: [(String, [UInt8])]
+    ) -> MultipartBody {
         var body = MultipartBody()
         body.field("payload", payload, contentType: "application/json")
         for (index, (name, bytes)) in files.enumerated() { body.file("asset\(index)", filename: name, bytes) }
@@ -35,7 +38,8 @@ import FeedImagingTesting
             let head = try client.head(url)
             #expect(head.status == 200 && head.header("Content-Length") == String(first.body.count))
             let generation = try #require(published.json["generationId"] as? String)
-            try FileManager.default.removeItem(atPath: "\(server.options.root)/g/generations/\(generation)/assets/q1.jpg")
+            try FileManager.default.removeItem(
+                atPath: "\(server.options.root)/g/generations/\(generation)/assets/q1.jpg")
             let started = Date()
             try waitUntil(seconds: 5) { try client.get(url).status == 404 }
             let elapsed = Date().timeIntervalSince(started)
@@ -54,11 +58,15 @@ import FeedImagingTesting
             let removed = "\(server.options.root)/g/generations/\(generation)/assets/q1.jpg"
             let openFiles = { () -> [String] in
                 let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-                return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+                return entries.compactMap {
+                    try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")
+                }
             }
             #expect(openFiles().contains(removed), "kept open while cached")
             try FileManager.default.removeItem(atPath: removed)
-            let second = try client.putMultipart("/feeds/g", upload(payload: #"{"quotes":[{"id":"q2","image":"q2.png"}]}"#, [("q2.png", Self.transparent)]))
+            let second = try client.putMultipart(
+                "/feeds/g",
+                upload(payload: #"{"quotes":[{"id":"q2","image":"q2.png"}]}"#, [("q2.png", Self.transparent)]))
             let secondURL = try #require((second.json["assets"] as? [[String: Any]])?.first?["url"] as? String)
             #expect(try client.get(secondURL).status == 200)
             #expect(!openFiles().contains { $0.hasPrefix(removed) }, "the removed file is closed")
@@ -67,7 +75,8 @@ import FeedImagingTesting
 
     @Test func multipartPublishStoresDownsampledImagesAndServesThem() throws {
         try withTestServer { _, client in
-            let response = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo), ("badge.png", Self.transparent)]))
+            let response = try client.putMultipart(
+                "/feeds/g", upload([("q1.jpg", Self.photo), ("badge.png", Self.transparent)]))
             #expect(response.status == 201)
             let assets = try #require(response.json["assets"] as? [[String: Any]])
             #expect(assets.map { $0["name"] as? String } == ["q1.jpg", "badge.png"])
@@ -93,10 +102,12 @@ import FeedImagingTesting
             #expect(notModified.status == 304)
             #expect(notModified.header("Content-Length") == String(image.body.count))
             let head = try client.head(url)
-            #expect(head.status == 200 && head.body.isEmpty && head.header("Content-Length") == String(image.body.count))
+            #expect(
+                head.status == 200 && head.body.isEmpty && head.header("Content-Length") == String(image.body.count))
             #expect(try client.get(listed[0]["url"] as! String).header("Content-Type") == "image/png")
 
-            let again = try client.putMultipart("/feeds/g", upload([("q1.jpg", Self.photo), ("badge.png", Self.transparent)]))
+            let again = try client.putMultipart(
+                "/feeds/g", upload([("q1.jpg", Self.photo), ("badge.png", Self.transparent)]))
             #expect(again.status == 200)
             #expect(again.json["result"] as? String == "unchanged")
         }
@@ -104,7 +115,8 @@ import FeedImagingTesting
 
     @Test func budgetParametersAndRawMode() throws {
         try withTestServer { server, client in
-            let small = try client.putMultipart("/feeds/g?maxDimension=200&quality=60", upload([("q1.jpg", Self.photo)]))
+            let small = try client.putMultipart(
+                "/feeds/g?maxDimension=200&quality=60", upload([("q1.jpg", Self.photo)]))
             #expect((small.json["assets"] as? [[String: Any]])?.first?["width"] as? Int == 200)
 
             let raw = try client.putMultipart("/feeds/r?images=raw", upload([("q1.jpg", Self.photo)]))
@@ -118,11 +130,15 @@ import FeedImagingTesting
             #expect(tooSmall.status == 201)
             #expect((tooSmall.json["skipped"] as? [[String: Any]])?.first?["name"] as? String == "q1.jpg")
 
-            let generations = try FileManager.default.contentsOfDirectory(atPath: server.options.root + "/g/generations")
-            let strict = try client.putMultipart("/feeds/g?strict=true&budgetBytes=100", upload(payload: #"{"v":2}"#, [("q1.jpg", Self.photo)]))
+            let generations = try FileManager.default.contentsOfDirectory(
+                atPath: server.options.root + "/g/generations")
+            let strict = try client.putMultipart(
+                "/feeds/g?strict=true&budgetBytes=100", upload(payload: #"{"v":2}"#, [("q1.jpg", Self.photo)]))
             #expect(strict.status == 422)
             #expect((strict.json["skipped"] as? [[String: Any]])?.first?["name"] as? String == "q1.jpg")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: server.options.root + "/g/generations") == generations)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: server.options.root + "/g/generations")
+                    == generations)
 
             #expect(try client.putMultipart("/feeds/g?maxDimension=0", upload([])).status == 400)
             #expect(try client.putMultipart("/feeds/g?images=weird", upload([])).status == 400)
@@ -139,17 +155,21 @@ import FeedImagingTesting
             #expect(badName.status == 400)
             #expect((badName.json["type"] as? String)?.hasSuffix("invalid-asset-name") == true)
 
-            #expect(try client.putMultipart("/feeds/g", upload([("a.jpg", Self.photo), ("a.jpg", Self.photo)])).status == 400)
+            #expect(
+                try client.putMultipart("/feeds/g", upload([("a.jpg", Self.photo), ("a.jpg", Self.photo)])).status
+                    == 400)
 
             let many = upload((1...6).map { ("p\($0).jpg", [UInt8](repeating: 1, count: 10)) })
             #expect(try client.putMultipart("/feeds/g", many).status == 413)
 
-            let noBoundary = try client.request("PUT", "/feeds/g", headers: [("Content-Type", "multipart/form-data")], body: Array("x".utf8))
+            let noBoundary = try client.request(
+                "PUT", "/feeds/g", headers: [("Content-Type", "multipart/form-data")], body: Array("x".utf8))
             #expect(noBoundary.status == 400)
 
             var cut = upload([("a.jpg", Self.photo)]).bytes
             cut.removeLast(100)
-            let truncated = try client.request("PUT", "/feeds/g", headers: [("Content-Type", MultipartBody().contentType)], body: cut)
+            let truncated = try client.request(
+                "PUT", "/feeds/g", headers: [("Content-Type", MultipartBody().contentType)], body: cut)
             #expect(truncated.status == 400)
 
             let invalidJSON = try client.putMultipart("/feeds/g", upload(payload: "{nope", []))

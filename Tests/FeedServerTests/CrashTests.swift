@@ -13,17 +13,23 @@ import Testing
         var sequence = 0
         var killsDuringPublish = 0
         for round in 0..<60 {
-            let child = try ChildServer(arguments: ["--port", "0", "--root", root, "--access-log", "off", "--grace-seconds", "0", "--threads", "2"])
+            let child = try ChildServer(arguments: [
+                "--port", "0", "--root", root, "--access-log", "off", "--grace-seconds", "0", "--threads", "2",
+            ])
             let client = HTTPTestClient(port: try child.waitForPort())
             let pid = child.process.processIdentifier
             let delayMicros = UInt32.random(in: 2_000...40_000)
-            let killer = Thread { usleep(delayMicros); kill(pid, SIGKILL) }
+            let killer = Thread {
+                usleep(delayMicros)
+                kill(pid, SIGKILL)
+            }
             killer.start()
             var publishedThisRound = 0
             while true {
                 sequence += 1
                 let asset = String(repeating: "x", count: Int.random(in: 0...20_000))
-                guard let response = try? client.put("/feeds/g", json: #"{"seq":\#(sequence),"pad":"\#(asset)"}"#) else {
+                guard let response = try? client.put("/feeds/g", json: #"{"seq":\#(sequence),"pad":"\#(asset)"}"#)
+                else {
                     killsDuringPublish += 1
                     break
                 }
@@ -46,7 +52,8 @@ import Testing
         let payload = try JSONSerialization.jsonObject(with: Data(served.compactPayload)) as? [String: Any]
         let seq = try #require(payload?["seq"] as? Int)
         #expect(seq >= acknowledged, "round \(round): served seq \(seq) older than acknowledged \(acknowledged)")
-        let recomputed = Fingerprint.compute(schemaVersion: served.schemaVersion, compactPayload: served.compactPayload, assets: [])
+        let recomputed = Fingerprint.compute(
+            schemaVersion: served.schemaVersion, compactPayload: served.compactPayload, assets: [])
         #expect(recomputed == served.fingerprint, "round \(round)")
         #expect(served.id.hasSuffix("-" + served.fingerprint.prefix(8)))
         #expect(read.skipped.isEmpty, "round \(round): \(read.skipped)")

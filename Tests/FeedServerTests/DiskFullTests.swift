@@ -1,6 +1,8 @@
-@testable import FeedServerKit
 import Foundation
 import Testing
+
+@testable import FeedServerKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +29,8 @@ import Glibc
             #expect(!detail.contains(mountPoint), "no absolute server path in a problem detail: \(detail)")
             #expect(detail.contains("g/generations/"), "the path relative to the root says where: \(detail)")
 
-            let generations = try FileManager.default.contentsOfDirectory(atPath: server.options.root + "/g/generations")
+            let generations = try FileManager.default.contentsOfDirectory(
+                atPath: server.options.root + "/g/generations")
             #expect(generations == [first.json["generationId"] as! String])
             let read = try client.get("/feeds/g")
             #expect(read.status == 200)

@@ -1,6 +1,8 @@
-@testable import FeedServerKit
+import FeedStore
 import Foundation
 import Testing
+
+@testable import FeedServerKit
 
 /// `GET /feeds/{group}/events` (Server-Sent Events) against the live server.
 @Suite struct EventStreamTests {
@@ -56,5 +58,3 @@ import Testing
         }
     }
 }
-
-import FeedStore

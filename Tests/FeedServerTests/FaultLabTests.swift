@@ -1,9 +1,10 @@
-@testable import FeedServerKit
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Testing
-import FeedImagingTesting
+
+@testable import FeedServerKit
 
 /// The fault lab against the real server: every kind written on disk as the real failure
 /// leaves it, `readerServes` checked by an independent read of the folder (`ReferenceReader`),
@@ -21,7 +22,8 @@ import FeedImagingTesting
     private func seed(_ server: Server, _ client: HTTPTestClient, group: String = "g") throws -> Group {
         func publish(_ text: String) throws -> String {
             var body = MultipartBody()
-            body.field("payload", #"{"items":[{"title":"\#(text)","image":"q1.png"}]}"#, contentType: "application/json")
+            body.field(
+                "payload", #"{"items":[{"title":"\#(text)","image":"q1.png"}]}"#, contentType: "application/json")
             body.file("image", filename: "q1.png", Self.photo)
             let response = try client.putMultipart("/feeds/\(group)", body)
             #expect(response.status == 201)
@@ -33,7 +35,8 @@ import FeedImagingTesting
     }
 
     private func inject(_ client: HTTPTestClient, _ body: String, group: String = "g") throws -> WireResponse {
-        try client.request("POST", "/feeds/\(group)/faults", headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+        try client.request(
+            "POST", "/feeds/\(group)/faults", headers: [("Content-Type", "application/json")], body: Array(body.utf8))
     }
 
     private func withLab<T>(_ body: (Server, HTTPTestClient) throws -> T) throws -> T {
@@ -41,15 +44,20 @@ import FeedImagingTesting
     }
 
     private func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
-    private func size(_ path: String) -> Int? { (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int }
+    private func size(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
+    }
     private func contents(_ path: String) -> Data { FileManager.default.contents(atPath: path) ?? Data() }
     private func parses(_ path: String) -> Bool { (try? JSONSerialization.jsonObject(with: contents(path))) != nil }
 
     /// What a WidgetBridge reader gets, and what our own read gets, for each kind when the group
     /// held `previous` and `current` before: `fault` is the id the injection answered with.
-    private func expectations(_ kind: FaultKind, _ group: Group, fault: String?) -> (reader: String?, server: String?, skipped: [String]) {
+    private func expectations(
+        _ kind: FaultKind, _ group: Group, fault: String?
+    ) -> (reader: String?, server: String?, skipped: [String]) {
         switch kind {
-        case .corruptFeed, .wrongSchema, .danglingPointer, .tornGeneration: return (group.current, group.current, [fault ?? "?"])
+        case .corruptFeed, .wrongSchema, .danglingPointer, .tornGeneration:
+            return (group.current, group.current, [fault ?? "?"])
         case .corruptPointer, .staleTmp: return (group.current, group.current, [])
         case .missingAsset, .truncatedAsset: return (fault, group.current, [])
         case .slowPublish: return (group.current, group.current, [])
@@ -94,13 +102,18 @@ import FeedImagingTesting
             #expect(read.header("X-Feed-Generation") == healedID)
             #expect(read.header("X-Feed-Fallback") == nil)
             let listing = try client.get("/feeds/g/generations").json
-            #expect((listing["faults"] as? [[String: Any]])?.contains { $0["generationId"] == nil } == false, "a pointer fault outlived the publish")
-            if kind == .staleTmp, let fault { #expect(!exists(group.directory + "/generations/\(fault).tmp"), "the next publish sweeps it") }
+            #expect(
+                (listing["faults"] as? [[String: Any]])?.contains { $0["generationId"] == nil } == false,
+                "a pointer fault outlived the publish")
+            if kind == .staleTmp, let fault {
+                #expect(!exists(group.directory + "/generations/\(fault).tmp"), "the next publish sweeps it")
+            }
         }
     }
 
     private func checkOnDisk(_ kind: FaultKind, _ group: Group, fault: String?) throws {
-        let pointer = try? JSONSerialization.jsonObject(with: contents(group.directory + "/current.json")) as? [String: Any]
+        let pointer =
+            try? JSONSerialization.jsonObject(with: contents(group.directory + "/current.json")) as? [String: Any]
         let generations = group.directory + "/generations/"
         let originalAsset = try #require(size(generations + group.current + "/assets/q1.png"))
         switch kind {
@@ -206,8 +219,11 @@ import FeedImagingTesting
             let second = try inject(client, #"{"kind":"wrong-schema"}"#)
             #expect(first.json["schemaVersion"] as? Int == 1 && second.json["schemaVersion"] as? Int == 1)
             let secondID = try #require(second.json["generationId"] as? String)
-            let envelope = try JSONSerialization.jsonObject(with: contents(group.directory + "/generations/\(secondID)/feed.json")) as? [String: Any]
-            #expect(envelope?["schemaVersion"] as? Int == 2, "one above the group's version, not above the last fault's")
+            let envelope =
+                try JSONSerialization.jsonObject(with: contents(group.directory + "/generations/\(secondID)/feed.json"))
+                as? [String: Any]
+            #expect(
+                envelope?["schemaVersion"] as? Int == 2, "one above the group's version, not above the last fault's")
             #expect(ReferenceReader.read(group: group.directory, schemaVersion: 1).served == group.current)
         }
     }
@@ -217,7 +233,9 @@ import FeedImagingTesting
             let group = try seed(server, client)
             let started = Date()
             // 2.0 is an integer to JSON Schema, so it is one here too.
-            let response = try inject(client, #"{"kind":"slow-publish","seconds":2.0,"payload":{"items":[{"title":"slow","image":"q1.png"}]}}"#)
+            let response = try inject(
+                client,
+                #"{"kind":"slow-publish","seconds":2.0,"payload":{"items":[{"title":"slow","image":"q1.png"}]}}"#)
             #expect(Date().timeIntervalSince(started) < 1.5, "answered while the hold lasts")
             #expect(response.status == 201)
             let slow = try #require(response.json["generationId"] as? String)
@@ -236,9 +254,11 @@ import FeedImagingTesting
             let waited = Date().timeIntervalSince(started)
             #expect(put.status == 201)
             #expect(waited >= 1.8, "the publish went ahead after \(waited) s, inside the hold")
-            let pointer = try JSONSerialization.jsonObject(with: contents(group.directory + "/current.json")) as? [String: Any]
+            let pointer =
+                try JSONSerialization.jsonObject(with: contents(group.directory + "/current.json")) as? [String: Any]
             #expect((pointer?["previous"] as? [String])?.first == slow)
-            let payload = try #require(String(data: contents(group.directory + "/generations/\(slow)/feed.json"), encoding: .utf8))
+            let payload = try #require(
+                String(data: contents(group.directory + "/generations/\(slow)/feed.json"), encoding: .utf8))
             #expect(payload.contains(#""title":"slow""#))
         }
     }
@@ -251,7 +271,9 @@ import FeedImagingTesting
             let slow = try #require(response.json["generationId"] as? String)
             server.shutdown(timeoutSeconds: 10)
             #expect(Date().timeIntervalSince(started) < 10)
-            #expect(ReferenceReader.read(group: group.directory, schemaVersion: 1).served == slow, "the held publish completed")
+            #expect(
+                ReferenceReader.read(group: group.directory, schemaVersion: 1).served == slow,
+                "the held publish completed")
         }
     }
 
@@ -267,15 +289,21 @@ import FeedImagingTesting
             #expect(noAssets.status == 409)
             #expect((noAssets.json["detail"] as? String)?.contains("no asset") == true)
 
-            for (body, fragment) in [(#"{"kind":"meteor"}"#, "kind must be one of"), (#"{"kind":"corrupt-feed","seconds":3}"#, "does not apply"),
-                                     (#"{"kind":"slow-publish","seconds":61}"#, "0 to 60"), (#"{"kind":"slow-publish","seconds":1.5}"#, "0 to 60"), (#"{"kind":"slow-publish"}"#, "needs seconds"),
-                                     (#"["corrupt-feed"]"#, "JSON object"), (#"{"kind":"missing-asset","asset":"../x"}"#, "asset must be"),
-                                     (#"{"kind":"#, "not valid JSON")] {
+            for (body, fragment) in [
+                (#"{"kind":"meteor"}"#, "kind must be one of"),
+                (#"{"kind":"corrupt-feed","seconds":3}"#, "does not apply"),
+                (#"{"kind":"slow-publish","seconds":61}"#, "0 to 60"),
+                (#"{"kind":"slow-publish","seconds":1.5}"#, "0 to 60"), (#"{"kind":"slow-publish"}"#, "needs seconds"),
+                (#"["corrupt-feed"]"#, "JSON object"), (#"{"kind":"missing-asset","asset":"../x"}"#, "asset must be"),
+                (#"{"kind":"#, "not valid JSON"),
+            ] {
                 let response = try inject(client, body, group: "j")
                 #expect(response.status == 400, "\(body)")
                 #expect((response.json["detail"] as? String)?.contains(fragment) == true, "\(body): \(response.text)")
             }
-            let wrongType = try client.request("POST", "/feeds/j/faults", headers: [("Content-Type", "text/plain")], body: Array(#"{"kind":"corrupt-feed"}"#.utf8))
+            let wrongType = try client.request(
+                "POST", "/feeds/j/faults", headers: [("Content-Type", "text/plain")],
+                body: Array(#"{"kind":"corrupt-feed"}"#.utf8))
             #expect(wrongType.status == 415)
             #expect(try inject(client, #"{"kind":"corrupt-feed"}"#, group: "..").status == 400)
             #expect(try client.get("/feeds/j/faults").status == 405)
@@ -286,17 +314,24 @@ import FeedImagingTesting
     @Test func withoutTheLabEveryFaultRouteIs404EvenBeforeATokenIsAskedFor() throws {
         try withTestServer(configure: { $0.token = "secret" }) { _, client in
             for method in ["POST", "GET", "PUT", "DELETE", "OPTIONS"] {
-                let response = try client.request(method, "/feeds/g/faults", headers: [("Content-Type", "application/json")], body: Array(#"{"kind":"corrupt-feed"}"#.utf8))
+                let response = try client.request(
+                    method, "/feeds/g/faults", headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"kind":"corrupt-feed"}"#.utf8))
                 #expect(response.status == 404, "\(method)")
-                if method != "OPTIONS" { #expect((response.json["detail"] as? String)?.contains("--fault-lab") == true) }
+                if method != "OPTIONS" {
+                    #expect((response.json["detail"] as? String)?.contains("--fault-lab") == true)
+                }
             }
-            #expect(try client.get("/metrics").text.contains(#"feedserver_faults_injected_total{kind="corrupt-feed"} 0"#))
+            #expect(
+                try client.get("/metrics").text.contains(#"feedserver_faults_injected_total{kind="corrupt-feed"} 0"#))
         }
     }
 
     @Test func faultLabIsASwitchOnTheCommandLineAndInTheEnvironment() throws {
         func parsed(_ arguments: [String], _ environment: [String: String] = [:]) throws -> ServerOptions? {
-            guard case .run(let options) = try ServerOptions.parse(arguments, environment: environment) else { return nil }
+            guard case .run(let options) = try ServerOptions.parse(arguments, environment: environment) else {
+                return nil
+            }
             return options
         }
         #expect(try parsed([])?.faultLab == false)
@@ -321,13 +356,20 @@ import FeedImagingTesting
     @Test func injectionsAreCountedAndRunTheRedrawHook() throws {
         let scratch = ScratchDirectory()
         let log = scratch.path + "/hook.log"
-        try withTestServer(configure: { $0.faultLab = true; $0.onPublish = "echo \"$FEED_FAULT $FEED_GENERATION_ID\" >> \(log)" }) { server, client in
+        try withTestServer(configure: {
+            $0.faultLab = true
+            $0.onPublish = "echo \"$FEED_FAULT $FEED_GENERATION_ID\" >> \(log)"
+        }) { server, client in
             _ = try seed(server, client)
             let fault = try #require(try inject(client, #"{"kind":"torn-generation"}"#).json["generationId"] as? String)
             let deadline = Date().addingTimeInterval(5)
-            while Date() < deadline, !(String(data: contents(log), encoding: .utf8) ?? "").contains("torn-generation") { usleep(20_000) }
+            while Date() < deadline, !(String(data: contents(log), encoding: .utf8) ?? "").contains("torn-generation") {
+                usleep(20_000)
+            }
             #expect(String(data: contents(log), encoding: .utf8)?.contains("torn-generation \(fault)") == true)
-            #expect(try client.get("/metrics").text.contains(#"feedserver_faults_injected_total{kind="torn-generation"} 1"#))
+            #expect(
+                try client.get("/metrics").text.contains(#"feedserver_faults_injected_total{kind="torn-generation"} 1"#)
+            )
         }
     }
 }

@@ -1,13 +1,15 @@
-@testable import FeedServerKit
 import FeedStore
 import Foundation
 import Testing
+
+@testable import FeedServerKit
 
 /// End-to-end: the real server on an ephemeral port, real files under a temporary root.
 @Suite struct FeedRoutesTests {
     @Test func publishReadAndDedupe() throws {
         try withTestServer { server, client in
-            let created = try client.put("/feeds/quotes", json: #"{ "quotes": [ {"id":"q1","text":"Carpe diem"} ], "n": 1.50 }"#)
+            let created = try client.put(
+                "/feeds/quotes", json: #"{ "quotes": [ {"id":"q1","text":"Carpe diem"} ], "n": 1.50 }"#)
             #expect(created.status == 201)
             #expect(created.json["result"] as? String == "published")
             let fingerprint = try #require(created.json["fingerprint"] as? String)
@@ -32,7 +34,8 @@ import Testing
             #expect(again.json["result"] as? String == "unchanged")
             #expect(again.json["generationId"] as? String == id)
             #expect(again.header("ETag") == "\"\(fingerprint)\"")
-            let generations = try FileManager.default.contentsOfDirectory(atPath: server.options.root + "/quotes/generations")
+            let generations = try FileManager.default.contentsOfDirectory(
+                atPath: server.options.root + "/quotes/generations")
             #expect(generations == [id])
         }
     }
@@ -62,11 +65,13 @@ import Testing
     /// wrongly sent after a 304 would be read as the next response's status line.
     @Test func aNotModifiedStatesTheRepresentationLengthAndSendsNoBody() throws {
         try withTestServer(configure: { $0.corsOrigin = "http://localhost:3000" }) { server, client in
-            let tag = try #require(try client.put("/feeds/g", json: #"{"quotes":[{"id":"q1","text":"wire"}]}"#).header("ETag"))
+            let tag = try #require(
+                try client.put("/feeds/g", json: #"{"quotes":[{"id":"q1","text":"wire"}]}"#).header("ETag"))
             let full = try client.get("/feeds/g").body.count
             let connection = try HTTPTestConnection(port: server.port)
             let revalidate = "GET /feeds/g HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \(tag)\r\n\r\n"
-            try connection.sendRaw(Array((revalidate + revalidate + "GET /feeds/g HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").utf8))
+            try connection.sendRaw(
+                Array((revalidate + revalidate + "GET /feeds/g HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").utf8))
             for _ in 0..<2 {
                 let notModified = try connection.readResponse()
                 #expect(notModified.status == 304)
@@ -101,7 +106,8 @@ import Testing
             let secondID = try #require(second.json["generationId"] as? String)
             #expect(try client.get("/feeds/g").json["generationId"] as? String == secondID)
 
-            try Data("{\"schemaVersion\":1,\"gener".utf8).write(to: URL(fileURLWithPath: "\(server.options.root)/g/generations/\(secondID)/feed.json"))
+            try Data("{\"schemaVersion\":1,\"gener".utf8).write(
+                to: URL(fileURLWithPath: "\(server.options.root)/g/generations/\(secondID)/feed.json"))
             // Corruption in place (no pointer change) is noticed within the store's probe interval.
             usleep(useconds_t(FeedStore.occasionalProbeIntervalMs * 1000 + 20_000))
             let fallback = try client.get("/feeds/g")
@@ -151,24 +157,31 @@ import Testing
             #expect((invalid.json["type"] as? String)?.hasSuffix("/invalid-json") == true)
             #expect((invalid.json["detail"] as? String)?.contains("byte 12") == true)
 
-            for path in ["/feeds/..", "/feeds/a%20b", "/feeds/%2e%2e", "/feeds/a%2Fb", "/feeds/\(String(repeating: "x", count: 129))"] {
+            for path in [
+                "/feeds/..", "/feeds/a%20b", "/feeds/%2e%2e", "/feeds/a%2Fb",
+                "/feeds/\(String(repeating: "x", count: 129))",
+            ] {
                 let response = try client.put(path, json: "{}")
                 #expect(response.status == 400, "\(path)")
                 #expect((response.json["type"] as? String)?.hasSuffix("/invalid-group-name") == true, "\(path)")
             }
             #expect(try client.get("/feeds/%zz").status == 400)
 
-            let media = try client.request("PUT", "/feeds/g", headers: [("Content-Type", "text/plain")], body: Array("{}".utf8))
+            let media = try client.request(
+                "PUT", "/feeds/g", headers: [("Content-Type", "text/plain")], body: Array("{}".utf8))
             #expect(media.status == 415)
             #expect(try client.request("PUT", "/feeds/g", body: Array("{}".utf8)).status == 415)
-            #expect(try client.put("/feeds/g", json: "{}", headers: [("Content-Type", "application/json; charset=utf-8")]).status == 201)
+            #expect(
+                try client.put("/feeds/g", json: "{}", headers: [("Content-Type", "application/json; charset=utf-8")])
+                    .status == 201)
 
             let big = "[" + String(repeating: "1,", count: 600) + "1]"
             let tooLarge = try client.put("/feeds/g", json: big)
             #expect(tooLarge.status == 413)
             #expect((tooLarge.json["detail"] as? String)?.contains("1024") == true)
 
-            #expect(try client.get("/healthz", headers: [("X-Big", String(repeating: "a", count: 20_000))]).status == 431)
+            #expect(
+                try client.get("/healthz", headers: [("X-Big", String(repeating: "a", count: 20_000))]).status == 431)
 
             let unknown = try client.get("/nope")
             #expect(unknown.status == 404)
@@ -182,7 +195,9 @@ import Testing
             #expect(try client.request("PATCH", "/healthz").header("Allow") == "GET, HEAD")
 
             #expect(try client.put("/feeds/g?schemaVersion=abc", json: "{}").status == 400)
-            #expect(try client.put("/feeds/g?schemaVersion=2", json: "{}", headers: [("X-Schema-Version", "3")]).status == 422)
+            #expect(
+                try client.put("/feeds/g?schemaVersion=2", json: "{}", headers: [("X-Schema-Version", "3")]).status
+                    == 422)
             #expect(try client.get("/feeds/g?schemaVersion=-1").status == 400)
 
             // After all of that, the last good feed is still served.
@@ -196,7 +211,10 @@ import Testing
             let chunk = String(repeating: "1,", count: 50)
             let body = "[\(chunk)1]"
             let hex = String(body.utf8.count, radix: 16)
-            try connection.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\(hex)\r\n\(body)\r\n0\r\n\r\n".utf8))
+            try connection.sendRaw(
+                Array(
+                    "PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\(hex)\r\n\(body)\r\n0\r\n\r\n"
+                        .utf8))
             #expect(try connection.readResponse().status == 413)
         }
     }
@@ -210,7 +228,10 @@ import Testing
                 #expect(response.status == 200)
                 #expect(response.header("Connection")?.lowercased() != "close")
             }
-            #expect(try connection.request("PUT", "/feeds/g", headers: [("Content-Type", "application/json")], body: Array("[2]".utf8)).status == 201)
+            #expect(
+                try connection.request(
+                    "PUT", "/feeds/g", headers: [("Content-Type", "application/json")], body: Array("[2]".utf8)
+                ).status == 201)
             #expect(try connection.request("GET", "/healthz").status == 200)
         }
     }

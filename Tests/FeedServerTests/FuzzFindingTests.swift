@@ -1,6 +1,7 @@
-@testable import FeedServerKit
 import FeedStore
 import Testing
+
+@testable import FeedServerKit
 
 /// The fuzz corpus's regression inputs for the server's code as unit tests, each with the rule it
 /// checks; each input is also in Fuzz/Corpus/<target>/.
@@ -12,13 +13,16 @@ import Testing
         #expect(Conditional.parseTagList(#"  "0123" *,"#) == nil)
         #expect(Conditional.parseTagList(#""a" "b""#) == nil)
         #expect(Conditional.parseTagList(#""a", *"#) == nil, "* stands alone")
-        #expect(Conditional.parseTagList(#"W/"a", , "b,c""#) == [.weak("a"), .strong("b,c")], "empty elements and commas in tags")
+        #expect(
+            Conditional.parseTagList(#"W/"a", , "b,c""#) == [.weak("a"), .strong("b,c")],
+            "empty elements and commas in tags")
         #expect(Conditional.parseTagList(#""a b""#) == nil, "no blanks inside a tag")
         #expect(Conditional.parseTagList(" * ") == [.any])
         #expect(!Conditional.ifNoneMatch(#""a,*,b""#, matches: #""0123abcd""#))
         #expect(!Conditional.ifNoneMatch(#""x,"0123abcd"#, matches: #""0123abcd""#))
         #expect(Conditional.ifNoneMatch(#""a,*,b", W/"0123abcd""#, matches: #""0123abcd""#))
-        #expect(!Conditional.ifNoneMatch(#""0123abcd" "x""#, matches: #""0123abcd""#), "a malformed list matches nothing")
+        #expect(
+            !Conditional.ifNoneMatch(#""0123abcd" "x""#, matches: #""0123abcd""#), "a malformed list matches nothing")
     }
 
     @Test func theServerAppliesTheGrammar() throws {

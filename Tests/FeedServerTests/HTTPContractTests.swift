@@ -1,8 +1,9 @@
-@testable import FeedServerKit
+import ConcurrencyPrimitives
 import FeedStore
 import Foundation
 import Testing
-import ConcurrencyPrimitives
+
+@testable import FeedServerKit
 
 /// Conditional writes, DELETE, listings, tokens, CORS, request ids and metrics, end to end.
 @Suite struct HTTPContractTests {
@@ -17,12 +18,18 @@ import ConcurrencyPrimitives
             #expect(again.header("ETag") == tag)
             #expect(again.header("Content-Type") == "application/problem+json")
             #expect(try client.put("/feeds/g", json: "[2]", headers: [("If-Match", "\"stale\"")]).status == 412)
-            #expect(try client.put("/feeds/g", json: "[2]", headers: [("If-Match", "W/\(tag)")]).status == 412, "weak tags never match a write")
+            #expect(
+                try client.put("/feeds/g", json: "[2]", headers: [("If-Match", "W/\(tag)")]).status == 412,
+                "weak tags never match a write")
             let updated = try client.put("/feeds/g", json: "[2]", headers: [("If-Match", tag)])
             #expect(updated.status == 201)
             #expect(try client.put("/feeds/g", json: "[3]", headers: [("If-Match", "junk")]).status == 400)
-            #expect(try client.put("/feeds/g", json: "[3]", headers: [("If-Match", tag), ("If-None-Match", "*")]).status == 412, "both must hold")
-            #expect(try client.put("/feeds/g", json: "[3]", headers: [("If-Match", "")]).status == 412, "an empty list never matches")
+            #expect(
+                try client.put("/feeds/g", json: "[3]", headers: [("If-Match", tag), ("If-None-Match", "*")]).status
+                    == 412, "both must hold")
+            #expect(
+                try client.put("/feeds/g", json: "[3]", headers: [("If-Match", "")]).status == 412,
+                "an empty list never matches")
             #expect(try client.get("/feeds/g").json["payload"] as? [Int] == [2])
         }
     }
@@ -35,12 +42,15 @@ import ConcurrencyPrimitives
                 let statuses = Lock<[Int]>([])
                 let writers = (0..<2).map { writer in
                     Thread {
-                        let status = (try? HTTPTestClient(port: server.port).put("/feeds/g", json: #"{"v":\#(round),"w":\#(writer)}"#,
-                                                                                 headers: [("If-Match", current)]).status) ?? -1
+                        let status =
+                            (try? HTTPTestClient(port: server.port).put(
+                                "/feeds/g", json: #"{"v":\#(round),"w":\#(writer)}"#,
+                                headers: [("If-Match", current)]
+                            ).status) ?? -1
                         statuses.withLock { $0.append(status) }
                     }
                 }
-                writers.forEach { $0.start() }
+                for writer in writers { writer.start() }
                 while statuses.withLock({ $0.count }) < 2 { usleep(1000) }
                 #expect(statuses.withLock { $0.sorted() } == [201, 412], "round \(round)")
             }
@@ -71,8 +81,10 @@ import ConcurrencyPrimitives
             let second = try client.put("/feeds/b", json: "[2]")
             let third = try client.put("/feeds/b?schemaVersion=2", json: "[3]")
             let root = server.options.root
-            try FileManager.default.createDirectory(atPath: "\(root)/b/generations/1999999999999-deadbeef.tmp", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: "\(root)/b/generations/1000-0badc0de", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: "\(root)/b/generations/1999999999999-deadbeef.tmp", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: "\(root)/b/generations/1000-0badc0de", withIntermediateDirectories: true)
             try Data("{".utf8).write(to: URL(fileURLWithPath: "\(root)/b/generations/1000-0badc0de/feed.json"))
 
             let groups = try #require(try client.get("/feeds").json["groups"] as? [[String: Any]])
@@ -88,10 +100,15 @@ import ConcurrencyPrimitives
             #expect(states[first.json["generationId"] as! String] == "retired")
             #expect(states["1999999999999-deadbeef.tmp"] == "in-progress")
             #expect(states["1000-0badc0de"] == "corrupt")
-            #expect((entries.first { $0["id"] as? String == "1000-0badc0de" }?["reason"] as? String)?.contains("does not parse") == true)
+            #expect(
+                (entries.first { $0["id"] as? String == "1000-0badc0de" }?["reason"] as? String)?.contains(
+                    "does not parse") == true)
 
-            let forSchema1 = try #require(try client.get("/feeds/b/generations?schemaVersion=1").json["generations"] as? [[String: Any]])
-            #expect(forSchema1.first { $0["id"] as? String == third.json["generationId"] as? String }?["state"] as? String == "wrong-schema")
+            let forSchema1 = try #require(
+                try client.get("/feeds/b/generations?schemaVersion=1").json["generations"] as? [[String: Any]])
+            #expect(
+                forSchema1.first { $0["id"] as? String == third.json["generationId"] as? String }?["state"] as? String
+                    == "wrong-schema")
             #expect(try client.get("/feeds/nope/generations").status == 404)
             #expect(try client.request("DELETE", "/feeds/a").status == 204)
             #expect(try client.get("/feeds/a/generations").status == 404, "a cleared group has no generations resource")
@@ -100,15 +117,20 @@ import ConcurrencyPrimitives
     }
 
     @Test func tokensGuardWritesAndOptionallyReads() throws {
-        try withTestServer(configure: { $0.token = "s3cret"; $0.readToken = "reader" }) { _, client in
+        try withTestServer(configure: {
+            $0.token = "s3cret"
+            $0.readToken = "reader"
+        }) { _, client in
             let denied = try client.put("/feeds/g", json: "[1]")
             #expect(denied.status == 401)
             #expect(denied.header("WWW-Authenticate") == "Bearer realm=\"feed-server\"")
             let wrong = try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer nope")])
             #expect(wrong.status == 401)
             #expect(wrong.header("WWW-Authenticate")?.contains("invalid_token") == true)
-            #expect(try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer reader")]).status == 401)
-            #expect(try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer s3cret")]).status == 201)
+            #expect(
+                try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer reader")]).status == 401)
+            #expect(
+                try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer s3cret")]).status == 201)
             #expect(try client.request("DELETE", "/feeds/g").status == 401)
             #expect(try client.get("/feeds/g").status == 401)
             #expect(try client.get("/feeds/g", headers: [("Authorization", "Bearer reader")]).status == 200)
@@ -123,7 +145,9 @@ import ConcurrencyPrimitives
 
     @Test func corsRequestIdsAndMetrics() throws {
         try withTestServer(configure: { $0.corsOrigin = "http://localhost:3000" }) { _, client in
-            let preflight = try client.request("OPTIONS", "/feeds/g", headers: [("Origin", "http://localhost:3000"), ("Access-Control-Request-Method", "PUT")])
+            let preflight = try client.request(
+                "OPTIONS", "/feeds/g",
+                headers: [("Origin", "http://localhost:3000"), ("Access-Control-Request-Method", "PUT")])
             #expect(preflight.status == 204)
             #expect(preflight.header("Access-Control-Allow-Origin") == "http://localhost:3000")
             #expect(preflight.header("Access-Control-Allow-Methods") == "DELETE, GET, HEAD, PUT")
@@ -137,26 +161,35 @@ import ConcurrencyPrimitives
             #expect(published.header("X-Request-Id") == nil)
             #expect(try client.get("/feeds/g").header("X-Request-Id") == nil)
             let tag = try #require(try client.get("/feeds/g").header("ETag"))
-            for (path, headers) in [("/feeds/g", [("X-Request-Id", "trace-42")]), ("/feeds/g", [("X-Request-Id", "trace-42"), ("If-None-Match", tag)]),
-                                    ("/nope", [("X-Request-Id", "trace-42")])] {
+            for (path, headers) in [
+                ("/feeds/g", [("X-Request-Id", "trace-42")]),
+                ("/feeds/g", [("X-Request-Id", "trace-42"), ("If-None-Match", tag)]),
+                ("/nope", [("X-Request-Id", "trace-42")]),
+            ] {
                 let answer = try client.get(path, headers: headers)
                 #expect(answer.header("X-Request-Id") == "trace-42")
                 #expect(answer.header("Access-Control-Allow-Origin") == "http://localhost:3000")
             }
             // A cached read right after an echoed one is the shared answer again: no id of another client's.
             #expect(try client.get("/feeds/g").header("X-Request-Id") == nil)
-            #expect(try client.get("/feeds/g", headers: [("X-Request-Id", "bad id\u{7f}")]).header("X-Request-Id") == nil)
+            #expect(
+                try client.get("/feeds/g", headers: [("X-Request-Id", "bad id\u{7f}")]).header("X-Request-Id") == nil)
 
-            #expect(try client.put("/feeds/g", json: "[1]", headers: [("X-Request-Id", "write.7")]).header("X-Request-Id") == "write.7")
+            #expect(
+                try client.put("/feeds/g", json: "[1]", headers: [("X-Request-Id", "write.7")]).header("X-Request-Id")
+                    == "write.7")
             _ = try client.get("/nope")
             let metrics = try client.get("/metrics")
             #expect(metrics.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
             let text = metrics.text
-            #expect(text.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="PUT",status="201"} 1"#))
+            #expect(
+                text.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="PUT",status="201"} 1"#))
             #expect(text.contains(#"feedserver_http_requests_total{route="unmatched",method="GET",status="404"} 2"#))
             // Cached reads answered with the shared prepared response are counted all the same.
-            #expect(text.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="GET",status="200"} 5"#))
-            #expect(text.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="GET",status="304"} 1"#))
+            #expect(
+                text.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="GET",status="200"} 5"#))
+            #expect(
+                text.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="GET",status="304"} 1"#))
             #expect(text.contains(#"feedserver_publishes_total{result="published"} 1"#))
             #expect(text.contains(#"feedserver_publishes_total{result="unchanged"} 1"#))
             #expect(text.contains("feedserver_publish_duration_seconds_count 2"))
@@ -168,7 +201,8 @@ import ConcurrencyPrimitives
         try withTestServer { server, client in
             _ = try client.put("/feeds/g", json: "[1]")
             let second = try client.put("/feeds/g", json: "[2]")
-            try FileManager.default.removeItem(atPath: "\(server.options.root)/g/generations/\(second.json["generationId"] as! String)")
+            try FileManager.default.removeItem(
+                atPath: "\(server.options.root)/g/generations/\(second.json["generationId"] as! String)")
             _ = try client.get("/feeds/g")
             #expect(try client.get("/metrics").text.contains("feedserver_fallbacks_served_total 1"))
         }

@@ -1,19 +1,23 @@
-@testable import FeedServerKit
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Synchronization
 import Testing
+
+@testable import FeedServerKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import FeedImagingTesting
 
 /// Hostile and edge-case input against the server: the real `feed-server` binary where a failure
 /// would take the process down (a trap, an abort at shutdown), the in-process server elsewhere.
 @Suite struct ServerHardeningTests {
     /// Starts the real binary on a root in `scratch` (which the caller keeps alive); the caller signals it.
-    private func startBinary(_ scratch: ScratchDirectory, _ extra: [String] = []) throws -> (ChildServer, HTTPTestClient) {
+    private func startBinary(
+        _ scratch: ScratchDirectory, _ extra: [String] = []
+    ) throws -> (ChildServer, HTTPTestClient) {
         let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path + "/data"] + extra)
         return (child, HTTPTestClient(port: try child.waitForPort()))
     }
@@ -29,7 +33,8 @@ import FeedImagingTesting
         // The ends of the accepted range work, with any zone.
         for value in ["-8640000000000000", "8640000000000000"] {
             #expect(try client.get("/rotation?count=7&epochMs=\(value)&zoneOffsetSeconds=-64800").status == 200)
-            let timeline = try client.get("/feeds/g/timeline?items=/items&start=\(value)&zoneOffsetSeconds=64800&hours=168")
+            let timeline = try client.get(
+                "/feeds/g/timeline?items=/items&start=\(value)&zoneOffsetSeconds=64800&hours=168")
             #expect(timeline.status == 200)
             #expect((timeline.json["entries"] as? [Any])?.count == 168)
         }
@@ -43,7 +48,8 @@ import FeedImagingTesting
         let group = scratch.path + "/data/g"
         let id = "999999999999999999-aaaaaaaa"
         try FileManager.default.createDirectory(atPath: "\(group)/generations/\(id)", withIntermediateDirectories: true)
-        let feed = #"{"schemaVersion":1,"generatedAtEpochMs":999999999999999999,"fingerprint":"\#(String(repeating: "a", count: 64))","payload":[0]}"#
+        let feed =
+            #"{"schemaVersion":1,"generatedAtEpochMs":999999999999999999,"fingerprint":"\#(String(repeating: "a", count: 64))","payload":[0]}"#
         try Data(feed.utf8).write(to: URL(fileURLWithPath: "\(group)/generations/\(id)/feed.json"))
         try Data(#"{"current":"\#(id)"}"#.utf8).write(to: URL(fileURLWithPath: "\(group)/current.json"))
         for round in 1...2 {
@@ -70,8 +76,11 @@ import FeedImagingTesting
                     // same connection, as the preview page's polling loop does during a shutdown.
                     for round in 0..<50 {
                         let path = (index + round) % 3 == 0 ? "/feeds/g/events" : "/feeds/g?wait=30"
-                        guard (try? connection.sendRaw(Array("GET \(path) HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))) != nil,
-                              let response = try? connection.readResponse() else { return }
+                        guard
+                            (try? connection.sendRaw(
+                                Array("GET \(path) HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))) != nil,
+                            let response = try? connection.readResponse()
+                        else { return }
                         if round == 0 { answered.add(1, ordering: .relaxed) }
                         if response.header("Content-Type")?.hasPrefix("text/event-stream") == true { return }
                     }
@@ -79,7 +88,9 @@ import FeedImagingTesting
                 threads.append(thread)
                 thread.start()
             }
-            try waitUntil { try client.get("/metrics").text.contains("feedserver_open_waiters 6") || child.output.contains("events") }
+            try waitUntil {
+                try client.get("/metrics").text.contains("feedserver_open_waiters 6") || child.output.contains("events")
+            }
             child.signal(SIGTERM)
             #expect(child.waitForExit() == 0, "output: \(child.output.suffix(400))")
             #expect(!child.output.contains("suspended connections"))
@@ -126,8 +137,12 @@ import FeedImagingTesting
         let limit = 8192
         try withTestServer(configure: { $0.maxPayloadBytes = limit }) { server, client in
             let probe = try client.put("/feeds/probe", json: #"{"pad":""}"#)
-            let feedPath = { (group: String, id: String) in "\(server.options.root)/\(group)/generations/\(id)/feed.json" }
-            let overhead = try Data(contentsOf: URL(fileURLWithPath: feedPath("probe", probe.json["generationId"] as! String))).count
+            let feedPath = { (group: String, id: String) in
+                "\(server.options.root)/\(group)/generations/\(id)/feed.json"
+            }
+            let overhead = try Data(
+                contentsOf: URL(fileURLWithPath: feedPath("probe", probe.json["generationId"] as! String))
+            ).count
             let fits = #"{"pad":""# + String(repeating: "x", count: limit - overhead) + #""}"#
             let published = try client.put("/feeds/g", json: fits)
             #expect(published.status == 201)
@@ -160,7 +175,10 @@ import FeedImagingTesting
     }
 
     @Test func theFallbackHeaderStaysSmallHoweverManyCandidatesAreSkipped() throws {
-        try withTestServer(configure: { $0.keepPrevious = 300; $0.graceSeconds = 3600 }) { _, client in
+        try withTestServer(configure: {
+            $0.keepPrevious = 300
+            $0.graceSeconds = 3600
+        }) { _, client in
             #expect(try client.put("/feeds/g", json: #"{"v":"one"}"#).status == 201)
             for round in 0..<250 {
                 #expect(try client.put("/feeds/g?schemaVersion=2", json: "[\(round)]").status == 201)
@@ -215,14 +233,19 @@ import FeedImagingTesting
             #expect(anonymous.status == 401)
             #expect(anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
             #expect(try client.request("DELETE", "/feeds/g").status == 401)
-            #expect(try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer reader")]).status == 201)
+            #expect(
+                try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer reader")]).status == 201)
             #expect(try client.get("/feeds/g").status == 401)
             #expect(try client.get("/feeds/g", headers: [("Authorization", "Bearer reader")]).status == 200)
         }
-        try withTestServer(configure: { $0.token = "writer"; $0.readToken = "reader" }) { _, client in
+        try withTestServer(configure: {
+            $0.token = "writer"
+            $0.readToken = "reader"
+        }) { _, client in
             let withReadToken = try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer reader")])
             #expect(withReadToken.status == 401, "with a write token set, the read token does not write")
-            #expect(try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer writer")]).status == 201)
+            #expect(
+                try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer writer")]).status == 201)
             #expect(try client.get("/feeds/g", headers: [("Authorization", "Bearer writer")]).status == 200)
         }
     }
@@ -233,14 +256,15 @@ import FeedImagingTesting
             let threads = (0..<3).map { index in
                 Thread {
                     for round in 0..<60 {
-                        let status = index == 0
+                        let status =
+                            index == 0
                             ? (try? client.request("DELETE", "/feeds/g").status) ?? 0
                             : (try? client.put("/feeds/g", json: "[\(index),\(round)]").status) ?? 0
                         if status >= 500 || status == 0 { failures.add(1, ordering: .relaxed) }
                     }
                 }
             }
-            threads.forEach { $0.start() }
+            for thread in threads { thread.start() }
             try waitUntil(seconds: 60) { threads.allSatisfy(\.isFinished) }
             #expect(failures.load(ordering: .relaxed) == 0)
             #expect(try client.put("/feeds/g", json: "[\"end\"]").status == 201)
@@ -288,15 +312,22 @@ import FeedImagingTesting
 
             // Chunked, no length: noticed while counting, then the same.
             let chunked = try HTTPTestConnection(port: server.port)
-            var raw = Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
-            for _ in 0..<30 { raw += Array("186a0\r\n".utf8) + [UInt8](repeating: 0x20, count: 100_000) + Array("\r\n".utf8) }
+            var raw = Array(
+                "PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    .utf8)
+            for _ in 0..<30 {
+                raw += Array("186a0\r\n".utf8) + [UInt8](repeating: 0x20, count: 100_000) + Array("\r\n".utf8)
+            }
             raw += Array("0\r\n\r\n".utf8)
             try chunked.sendRaw(raw)
             #expect(try chunked.readResponse().status == 413)
 
             // Expect: 100-continue: answered before any body byte is sent.
             let waiting = try HTTPTestConnection(port: server.port)
-            try waiting.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000000\r\nExpect: 100-continue\r\n\r\n".utf8))
+            try waiting.sendRaw(
+                Array(
+                    "PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000000\r\nExpect: 100-continue\r\n\r\n"
+                        .utf8))
             #expect(try waiting.readResponse().status == 413)
 
             #expect(try client.get("/healthz").status == 200)
@@ -306,7 +337,9 @@ import FeedImagingTesting
     @Test func serversStartingOnOneRootAtOnceAllStart() throws {
         let scratch = ScratchDirectory()
         for _ in 0..<3 {
-            let children = try (0..<4).map { _ in try ChildServer(arguments: ["--port", "0", "--root", scratch.path + "/shared-root"]) }
+            let children = try (0..<4).map { _ in
+                try ChildServer(arguments: ["--port", "0", "--root", scratch.path + "/shared-root"])
+            }
             for child in children {
                 let port = try child.waitForPort()
                 #expect(try HTTPTestClient(port: port).get("/healthz").status == 200, "\(child.output)")
@@ -323,7 +356,9 @@ import FeedImagingTesting
             #expect(refused.status == 400)
             #expect(refused.json["offset"] as? Int == 11)
             #expect((refused.json["reason"] as? String)?.contains("beyond the range of a double") == true)
-            #expect(try client.get("/feeds/g").json["payload"] as? [String: Int] == ["a": 1], "the previous feed is still served")
+            #expect(
+                try client.get("/feeds/g").json["payload"] as? [String: Int] == ["a": 1],
+                "the previous feed is still served")
             let kept = try client.put("/feeds/g", json: #"{"tiny":1e-400,"big":123456789012345678901234567890}"#)
             #expect(kept.status == 201)
             #expect(try client.get("/feeds/g").text.contains(#"{"tiny":1e-400,"big":123456789012345678901234567890}"#))

@@ -1,7 +1,8 @@
-@testable import FeedServerKit
 import FeedStore
 import Foundation
 import Testing
+
+@testable import FeedServerKit
 
 /// Long-poll waits (suspended connections, our own deadlines) and the on-publish hook.
 @Suite struct LiveUpdatesTests {
@@ -42,7 +43,8 @@ import Testing
             let threadsBefore = try threadCount()
             let connections = try (0..<300).map { _ in try HTTPTestConnection(port: server.port) }
             for connection in connections {
-                try connection.sendRaw(Array("GET /feeds/g?wait=30 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))
+                try connection.sendRaw(
+                    Array("GET /feeds/g?wait=30 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))
             }
             try waitUntil { try client.get("/metrics").text.contains("feedserver_open_waiters 300") }
             #expect(try threadCount() - threadsBefore < 10, "parked requests hold no thread")
@@ -61,7 +63,8 @@ import Testing
         try withTestServer { server, client in
             let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
             let connection = try HTTPTestConnection(port: server.port)
-            try connection.sendRaw(Array("GET /feeds/g?wait=60 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))
+            try connection.sendRaw(
+                Array("GET /feeds/g?wait=60 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))
             try waitUntil { try client.get("/metrics").text.contains("feedserver_open_waiters 1") }
             let started = Date()
             server.shutdown(timeoutSeconds: 5)
@@ -78,7 +81,9 @@ import Testing
             let first = try client.put("/feeds/g", json: "[1]")
             _ = try client.put("/feeds/g", json: "[1]")
             let second = try client.put("/feeds/g", json: "[2]")
-            try waitUntil { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").count >= 2 }
+            try waitUntil {
+                ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").count >= 2
+            }
             usleep(300_000)  // an unchanged publish would have appended a third line by now
             let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
             #expect(lines.count == 2)
@@ -97,8 +102,11 @@ import Testing
         let scratch = ScratchDirectory()
         // Shell built-ins only: a forking shell blocks every signal for a moment around fork,
         // so another process reading its status could see that instead.
-        let command = #"while read -r line; do case $line in SigBlk*|SigIgn*) echo "$line";; esac; done < /proc/$$/status; exit 3"#
-        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path, "--access-log", "off", "--on-publish", command])
+        let command =
+            #"while read -r line; do case $line in SigBlk*|SigIgn*) echo "$line";; esac; done < /proc/$$/status; exit 3"#
+        let child = try ChildServer(arguments: [
+            "--port", "0", "--root", scratch.path, "--access-log", "off", "--on-publish", command,
+        ])
         let client = HTTPTestClient(port: try child.waitForPort())
         let id = try #require(try client.put("/feeds/g", json: "[1]").json["generationId"] as? String)
         let prefix = "on-publish g/\(id): "

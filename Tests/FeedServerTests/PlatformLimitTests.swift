@@ -1,9 +1,10 @@
-@testable import FeedServerKit
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Testing
-import FeedImagingTesting
+
+@testable import FeedServerKit
 
 /// Platform-limit warnings on every publish (docs/widget-limits.md), against the real server.
 @Suite struct PlatformLimitTests {
@@ -35,19 +36,28 @@ import FeedImagingTesting
     }
 
     @Test func theLimitTableAndItsDocumentAgree() throws {
-        let document = try String(contentsOf: URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("docs/widget-limits.md"), encoding: .utf8)
+        let document = try String(
+            contentsOf: URL(fileURLWithPath: #filePath)
+                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("docs/widget-limits.md"), encoding: .utf8)
         #expect(PlatformLimits.table.map(\.code) == [.iosImageArea, .iosExtensionMemory, .androidBitmapMemory])
         for code in LintCode.allCases { #expect(document.contains("`\(code.rawValue)`"), "\(code)") }
         for row in PlatformLimits.table {
-            let links = row.source.split(separator: " ").filter { $0.hasPrefix("(https://") }.map { $0.dropFirst().prefix { $0 != ")" } }
+            let links = row.source.split(separator: " ").filter { $0.hasPrefix("(https://") }.map {
+                $0.dropFirst().prefix { $0 != ")" }
+            }
             #expect(!links.isEmpty || row.code == .iosExtensionMemory, "\(row.code) names no source")
-            for link in links { #expect(document.contains(String(link)), "\(row.code): \(link) is not in docs/widget-limits.md") }
+            for link in links {
+                #expect(document.contains(String(link)), "\(row.code): \(link) is not in docs/widget-limits.md")
+            }
         }
         #expect(document.contains("718,080") && document.contains("31,457,280") && document.contains("15,552,000"))
-        #expect(PlatformLimits.iosImageAreaPixels == Self.widgetKitArea && PlatformLimits.iosExtensionMemoryBytes == Self.iosMemory)
-        #expect(PlatformLimits.androidBitmapMemoryBytes(screen: PlatformLimits.defaultAndroidScreen) == Self.android1080x2400)
+        #expect(
+            PlatformLimits.iosImageAreaPixels == Self.widgetKitArea
+                && PlatformLimits.iosExtensionMemoryBytes == Self.iosMemory)
+        #expect(
+            PlatformLimits.androidBitmapMemoryBytes(screen: PlatformLimits.defaultAndroidScreen)
+                == Self.android1080x2400)
     }
 
     @Test func everyPublishAnswerCarriesWarningsEvenWhenEmpty() throws {
@@ -64,9 +74,11 @@ import FeedImagingTesting
     @Test func imagesAboveWidgetKitsAreaAreReportedWithTheLimitAndTheFigure() throws {
         try withTestServer { _, client in
             // Encoded by libvips at up to 1024 px; the byte budget raised so nothing shrinks.
-            let encoded = try client.putMultipart("/feeds/g?maxDimension=1024&maxBytes=16777216&budgetBytes=67108864",
-                                                  upload(#"{"items":[{"image":"sun.png"},{"image":"edge.png"}]}"#,
-                                                         [("sun.png", Self.square1024), ("edge.png", Self.square847)]))
+            let encoded = try client.putMultipart(
+                "/feeds/g?maxDimension=1024&maxBytes=16777216&budgetBytes=67108864",
+                upload(
+                    #"{"items":[{"image":"sun.png"},{"image":"edge.png"}]}"#,
+                    [("sun.png", Self.square1024), ("edge.png", Self.square847)]))
             #expect(encoded.status == 201)
             let list = try warnings(encoded)
             #expect(list.count == 1, "\(list)")
@@ -77,13 +89,19 @@ import FeedImagingTesting
             #expect((list.first?["detail"] as? String)?.contains("maxDimension=847") == true)
 
             // Either side of the limit exactly: 848² = 719,104 is over, 847² = 717,409 is not.
-            let raw = try client.putMultipart("/feeds/g?\(Self.raw)",
-                                              upload(#"{"items":[{"image":"a.png"},{"image":"b.png"}]}"#, [("a.png", Self.square848), ("b.png", Self.square847)]))
+            let raw = try client.putMultipart(
+                "/feeds/g?\(Self.raw)",
+                upload(
+                    #"{"items":[{"image":"a.png"},{"image":"b.png"}]}"#,
+                    [("a.png", Self.square848), ("b.png", Self.square847)]))
             #expect(try warnings(raw).map { "\($0["code"] ?? "")/\($0["asset"] ?? "")" } == ["ios-image-area/a.png"])
 
             // An unchanged publish reports them again (recomputed from its content).
-            let again = try client.putMultipart("/feeds/g?\(Self.raw)",
-                                                upload(#"{"items":[{"image":"a.png"},{"image":"b.png"}]}"#, [("a.png", Self.square848), ("b.png", Self.square847)]))
+            let again = try client.putMultipart(
+                "/feeds/g?\(Self.raw)",
+                upload(
+                    #"{"items":[{"image":"a.png"},{"image":"b.png"}]}"#,
+                    [("a.png", Self.square848), ("b.png", Self.square847)]))
             #expect(again.status == 200)
             #expect(try codes(again) == ["ios-image-area"])
         }
@@ -110,7 +128,10 @@ import FeedImagingTesting
 
             // 10 images (28.7 MB) stay under iOS's ceiling; 11 (31.6 MB) go over it.
             let ten = rawImages(10)
-            #expect(try codes(client.putMultipart("/feeds/ten?\(Self.raw)", upload(ten.payload, ten.files))) == ["android-bitmap-memory"])
+            #expect(
+                try codes(client.putMultipart("/feeds/ten?\(Self.raw)", upload(ten.payload, ten.files))) == [
+                    "android-bitmap-memory"
+                ])
             let eleven = rawImages(11)
             let both = try client.putMultipart("/feeds/eleven?\(Self.raw)", upload(eleven.payload, eleven.files))
             #expect(try codes(both) == ["ios-extension-memory", "android-bitmap-memory"])
@@ -133,7 +154,9 @@ import FeedImagingTesting
 
     @Test func androidScreenIsParsedStrictly() throws {
         func screen(_ text: String) throws -> ScreenSize? {
-            guard case .run(let options) = try ServerOptions.parse(["--android-screen", text], environment: [:]) else { return nil }
+            guard case .run(let options) = try ServerOptions.parse(["--android-screen", text], environment: [:]) else {
+                return nil
+            }
             return options.androidScreen
         }
         #expect(try screen("720x1600") == ScreenSize(width: 720, height: 1600))
@@ -141,23 +164,29 @@ import FeedImagingTesting
         for bad in ["0x100", "100x", "x100", "100x100x1", "-1x5", "100000000x2", "wide"] {
             #expect(throws: (any Error).self, "\(bad)") { try screen(bad) }
         }
-        guard case .run(let defaults) = try ServerOptions.parse([], environment: ["FEED_SERVER_ANDROID_SCREEN": "1280x2800"]) else { return }
+        guard
+            case .run(let defaults) = try ServerOptions.parse(
+                [], environment: ["FEED_SERVER_ANDROID_SCREEN": "1280x2800"])
+        else { return }
         #expect(defaults.androidScreen == ScreenSize(width: 1280, height: 2800))
     }
 
     @Test func payloadStringsThatNameMissingImagesAreReported() throws {
         try withTestServer { _, client in
-            let json = try client.put("/feeds/g", json: #"""
-                {"items":[{"image":"q9.jpg"},{"image":"q9.jpg"},{"thumb":"assets/x.png"},
-                 {"remote":"https://cdn.example/y.png?v=2"},{"note":"a photo"},{"space":"My photo.HEIC"}]}
-                """#)
+            let json = try client.put(
+                "/feeds/g",
+                json: #"""
+                    {"items":[{"image":"q9.jpg"},{"image":"q9.jpg"},{"thumb":"assets/x.png"},
+                     {"remote":"https://cdn.example/y.png?v=2"},{"note":"a photo"},{"space":"My photo.HEIC"}]}
+                    """#)
             #expect(json.status == 201)
             let list = try warnings(json)
             #expect(list.map { $0["code"] as? String } == ["asset-not-found", "asset-not-found", "asset-not-found"])
             #expect(list.map { $0["asset"] as? String } == ["q9.jpg", "x.png", "My photo.HEIC"])
             #expect(list.map { $0["pointer"] as? String } == ["/items/0/image", "/items/2/thumb", "/items/5/space"])
             let details = list.compactMap { $0["detail"] as? String }
-            #expect(details[0].contains("named in 2 places") && details[0].contains("no assets at all"), "\(details[0])")
+            #expect(
+                details[0].contains("named in 2 places") && details[0].contains("no assets at all"), "\(details[0])")
             #expect(details[1].contains("last path component"))
             #expect(details[2].contains("can never be one"))
         }
@@ -165,15 +194,22 @@ import FeedImagingTesting
 
     @Test func assetsNoPayloadStringNamesAreReportedAndNearMissesExplained() throws {
         try withTestServer { _, client in
-            let payload = #"{"items":[{"id":"q1"},{"image":"q2.png"},{"image":"q4.png"},{"image":"bad.png"},{"map":{"q5.png":"caption"}}]}"#
-            let files = [("q1.png", Self.square847), ("q2.png", Self.square847), ("q3.png", Self.square847),
-                         ("Q4.PNG", Self.square847), ("bad.png", Array("not an image".utf8)), ("q5.png", Self.square847)]
+            let payload =
+                #"{"items":[{"id":"q1"},{"image":"q2.png"},{"image":"q4.png"},{"image":"bad.png"},{"map":{"q5.png":"caption"}}]}"#
+            let files = [
+                ("q1.png", Self.square847), ("q2.png", Self.square847), ("q3.png", Self.square847),
+                ("Q4.PNG", Self.square847), ("bad.png", Array("not an image".utf8)), ("q5.png", Self.square847),
+            ]
             let response = try client.putMultipart("/feeds/g", upload(payload, files))
             #expect(response.status == 201)
             let list = try warnings(response)
             let summary = list.map { "\($0["code"] ?? "")/\($0["asset"] ?? "")" }
             // q1.png is named by its stem (WidgetBridge's README builds names from ids), q5.png by a member name.
-            #expect(summary == ["asset-not-found/q4.png", "asset-not-found/bad.png", "asset-unreferenced/q3.png", "asset-unreferenced/Q4.PNG"])
+            #expect(
+                summary == [
+                    "asset-not-found/q4.png", "asset-not-found/bad.png", "asset-unreferenced/q3.png",
+                    "asset-unreferenced/Q4.PNG",
+                ])
             #expect((list[0]["detail"] as? String)?.contains("Did you mean 'Q4.PNG'") == true)
             #expect((list[1]["detail"] as? String)?.contains("uploaded but not stored") == true)
         }
@@ -187,7 +223,9 @@ import FeedImagingTesting
             let folder = server.options.root + "/g/generations"
             let before = try FileManager.default.contentsOfDirectory(atPath: folder)
 
-            let refused = try client.putMultipart("/feeds/g?lint=strict&\(Self.raw)", upload(#"{"items":[{"image":"a.png"}]}"#, [("a.png", Self.square848)]))
+            let refused = try client.putMultipart(
+                "/feeds/g?lint=strict&\(Self.raw)",
+                upload(#"{"items":[{"image":"a.png"}]}"#, [("a.png", Self.square848)]))
             #expect(refused.status == 422)
             #expect(refused.header("Content-Type") == "application/problem+json")
             #expect(refused.json["type"] as? String == "https://feed-server.invalid/problems/platform-limits")
@@ -234,7 +272,9 @@ import FeedImagingTesting
             #expect(strict.body.count < 64 * 1024)
 
             let metrics = try client.get("/metrics").text
-            #expect(metrics.contains(#"feedserver_publish_warnings_total{code="asset-not-found"} 4000"#), "every warning counted")
+            #expect(
+                metrics.contains(#"feedserver_publish_warnings_total{code="asset-not-found"} 4000"#),
+                "every warning counted")
         }
     }
 
@@ -265,13 +305,15 @@ import FeedImagingTesting
             let generation = server.options.root + "/wb/generations/1764450000000-0badc0de"
             try FileManager.default.createDirectory(atPath: generation + "/assets", withIntermediateDirectories: true)
             try Data(Self.square1024).write(to: URL(fileURLWithPath: generation + "/assets/big.png"))
-            try Data("""
+            try Data(
+                """
                 {
                   "schemaVersion": 1, "generatedAtEpochMs": 1764450000000,
                   "fingerprint": "0badc0de00000000000000000000000000000000000000000000000000000000",
                   "payload": {"image": "big.png"}
                 }
-                """.utf8).write(to: URL(fileURLWithPath: generation + "/feed.json"))
+                """.utf8
+            ).write(to: URL(fileURLWithPath: generation + "/feed.json"))
             let theirs = try client.get("/feeds/wb/warnings")
             #expect(theirs.json["generationId"] as? String == "1764450000000-0badc0de")
             let list = try warnings(theirs)

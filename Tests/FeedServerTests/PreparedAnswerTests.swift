@@ -1,10 +1,11 @@
-@testable import FeedServerKit
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
-import Testing
 import HTTPTransport
-import FeedImagingTesting
+import Testing
+
+@testable import FeedServerKit
 
 /// Cached reads answered from a route's prepared answer, before the request model is built, give
 /// the answer the routed read gives, byte for byte, follow every rule the pipeline applies, and
@@ -31,7 +32,9 @@ import FeedImagingTesting
 
     /// Every header but `Date`, in order, and the body.
     private func answer(_ response: WireResponse) -> [String] {
-        response.headers.filter { $0.0.lowercased() != "date" }.map { "\($0.0.lowercased()): \($0.1)" } + [response.text]
+        response.headers.filter { $0.0.lowercased() != "date" }.map { "\($0.0.lowercased()): \($0.1)" } + [
+            response.text
+        ]
     }
 
     @Test func aPreparedAnswerEqualsTheRoutedOneWithCORS() throws {
@@ -55,9 +58,15 @@ import FeedImagingTesting
             #expect(prepared304.status == 304 && prepared304.header("Content-Length") == String(routed.body.count))
             #expect(preparedHead.body.isEmpty && preparedHead.header("Content-Length") == String(routed.body.count))
             let metrics = try client.get("/metrics").text
-            #expect(metrics.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="GET",status="200"} 2"#))
-            #expect(metrics.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="GET",status="304"} 2"#))
-            #expect(metrics.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="HEAD",status="200"} 2"#))
+            #expect(
+                metrics.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="GET",status="200"} 2"#)
+            )
+            #expect(
+                metrics.contains(#"feedserver_http_requests_total{route="/feeds/{group}",method="GET",status="304"} 2"#)
+            )
+            #expect(
+                metrics.contains(
+                    #"feedserver_http_requests_total{route="/feeds/{group}",method="HEAD",status="200"} 2"#))
         }
     }
 
@@ -109,7 +118,8 @@ import FeedImagingTesting
             }
             // An id that is not echoed (too long) adds nothing per request: answered before routing.
             let before = try preparedCount(client)
-            let unechoed = try connection.request("GET", "/feeds/g", headers: [("X-Request-Id", String(repeating: "a", count: 65))])
+            let unechoed = try connection.request(
+                "GET", "/feeds/g", headers: [("X-Request-Id", String(repeating: "a", count: 65))])
             #expect(unechoed.status == 200 && unechoed.header("X-Request-Id") == nil)
             #expect(try preparedCount(client) == before + 1)
         }
@@ -167,7 +177,9 @@ import FeedImagingTesting
             // Removed in place, with no pointer change: noticed within the store's probe interval.
             try FileManager.default.removeItem(atPath: "\(server.options.root)/g/generations/\(second)")
             let started = Date()
-            try waitUntil(seconds: 5) { try client.get("/feeds/g").header("X-Feed-Generation") == first.json["generationId"] as? String }
+            try waitUntil(seconds: 5) {
+                try client.get("/feeds/g").header("X-Feed-Generation") == first.json["generationId"] as? String
+            }
             #expect(Date().timeIntervalSince(started) < 1)
             _ = try client.get("/feeds/g")
             let metricsBefore = try client.get("/metrics").text
@@ -222,9 +234,15 @@ import FeedImagingTesting
         _ = try store.publish(group: "g", payloadJSON: Array(#"{"n":1}"#.utf8))
         let cache = FeedResponseCache(store: store)
         let key = FeedResponseCache.Key(group: "g", schemaVersion: nil)
-        var entry = cache.current(key) ?? { if case .feed(let rendered) = cache.lookup(key) { return rendered }; return nil }()
+        var entry =
+            cache.current(key)
+            ?? {
+                if case .feed(let rendered) = cache.lookup(key) { return rendered }
+                return nil
+            }()
         weak let prepared = entry?.okPrepared
-        if let entry { _ = entry.okPrepared.handle(for: entry.ok, statesLength: true) }  // as the first routed read builds it
+        // As the first routed read builds it.
+        if let entry { _ = entry.okPrepared.handle(for: entry.ok, statesLength: true) }
         let metrics = Metrics()
         let feeds = FeedRoutes(
             store: store, cache: cache, encoder: try VipsImageEncoder(maxPixels: 1_000_000), imagingThreads: 1,
@@ -233,7 +251,8 @@ import FeedImagingTesting
         let router = Router(routes: feeds.routes)
         var answer: PreparedAnswer? = "GET".withCString { method in
             "/feeds/g".withCString { path in
-                router.preparedAnswer(RequestHead(method: method, path: path, ifNoneMatch: nil, hasQuery: false))?.answer
+                router.preparedAnswer(RequestHead(method: method, path: path, ifNoneMatch: nil, hasQuery: false))?
+                    .answer
             }
         }
         #expect(answer?.status == 200 && answer?.handle == prepared?.existingHandle)

@@ -1,8 +1,9 @@
-@testable import FeedServerKit
 import CMicroHTTPD
 import Foundation
-import Testing
 import HTTPTransport
+import Testing
+
+@testable import FeedServerKit
 
 /// The read token as an `access_token` query parameter: what `EventSource` can send. Accepted on
 /// the event stream and the long-poll only, refused everywhere else, never in the access log.
@@ -12,14 +13,21 @@ import HTTPTransport
 
     @Test func acceptedOnlyWhereAPageFollowsAFeedAndNeverLogged() throws {
         let scratch = ScratchDirectory()
-        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path + "/data", "--threads", "2",
-                                                "--read-token", Self.reader, "--token", Self.writer])
+        let child = try ChildServer(arguments: [
+            "--port", "0", "--root", scratch.path + "/data", "--threads", "2",
+            "--read-token", Self.reader, "--token", Self.writer,
+        ])
         let client = HTTPTestClient(port: try child.waitForPort())
-        #expect(try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer \(Self.writer)")]).status == 201)
+        #expect(
+            try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer \(Self.writer)")]).status == 201
+        )
 
         // The event stream takes the token from the query.
         let stream = try HTTPTestConnection(port: client.port)
-        try stream.sendRaw(Array("GET /feeds/g/events?access_token=\(Self.reader) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".utf8))
+        try stream.sendRaw(
+            Array(
+                "GET /feeds/g/events?access_token=\(Self.reader) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n"
+                    .utf8))
         let opening = try stream.readUntil("event: generation")
         #expect(opening.hasPrefix("HTTP/1.1 200"))
 
@@ -44,7 +52,9 @@ import HTTPTransport
         let write = try client.put("/feeds/g?access_token=\(Self.writer)", json: "[2]")
         #expect(write.status == 401, "writes never take a token from the URL")
         // The header still works, and wins over a query parameter next to it.
-        #expect(try client.get("/feeds/g/warnings?access_token=x", headers: [("Authorization", "Bearer \(Self.reader)")]).status == 200)
+        #expect(
+            try client.get("/feeds/g/warnings?access_token=x", headers: [("Authorization", "Bearer \(Self.reader)")])
+                .status == 200)
 
         // The page shells hold no data: they load without a token and then ask for it.
         #expect(try client.get("/preview/g").status == 200)
@@ -66,8 +76,9 @@ import HTTPTransport
                 let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                 return (parts[0], parts.count > 1 ? parts[1] : "")
             }
-            return HTTPRequest(method: method, rawPath: "/feeds/g", query: RequestFields(given: pairs, kind: .GET_ARGUMENT_KIND),
-                               headers: RequestFields(given: [], kind: .HEADER_KIND), body: [], parts: nil)
+            return HTTPRequest(
+                method: method, rawPath: "/feeds/g", query: RequestFields(given: pairs, kind: .GET_ARGUMENT_KIND),
+                headers: RequestFields(given: [], kind: .HEADER_KIND), body: [], parts: nil)
         }
         #expect(Authorization.takesTokenInQuery(request("GET", "access_token=t"), route: "/feeds/{group}/events"))
         #expect(Authorization.takesTokenInQuery(request("GET", "wait=5&access_token=t"), route: "/feeds/{group}"))

@@ -1,7 +1,8 @@
-@testable import FeedServerKit
 import FeedStore
 import Foundation
 import Testing
+
+@testable import FeedServerKit
 
 /// `/rotation` and `/feeds/{group}/timeline` against the shared rotation vectors.
 @Suite struct RotationRoutesTests {
@@ -14,13 +15,17 @@ import Testing
     @Test func rotationMatchesTheVectors() throws {
         try withTestServer { _, client in
             for vector in Self.vectors["hourSlot"] as! [[String: Any]] {
-                let epochMs = (vector["epochMs"] as! NSNumber).int64Value, zone = vector["zoneOffsetSeconds"] as! Int
+                let epochMs = (vector["epochMs"] as! NSNumber).int64Value
+                let zone = vector["zoneOffsetSeconds"] as! Int
                 let response = try client.get("/rotation?epochMs=\(epochMs)&zoneOffsetSeconds=\(zone)&count=1")
-                #expect((response.json["slot"] as? NSNumber)?.int64Value == (vector["slot"] as! NSNumber).int64Value, "\(vector)")
+                #expect(
+                    (response.json["slot"] as? NSNumber)?.int64Value == (vector["slot"] as! NSNumber).int64Value,
+                    "\(vector)")
             }
             for vector in Self.vectors["index"] as! [[String: Any]] {
                 // A slot s starts at epochMs s × 3,600,000 in UTC.
-                let slot = (vector["slot"] as! NSNumber).int64Value, count = vector["count"] as! Int
+                let slot = (vector["slot"] as! NSNumber).int64Value
+                let count = vector["count"] as! Int
                 let response = try client.get("/rotation?epochMs=\(slot * 3_600_000)&count=\(count)")
                 #expect(response.json["index"] as? Int == vector["index"] as? Int, "\(vector)")
             }
@@ -34,7 +39,8 @@ import Testing
         try withTestServer { _, client in
             _ = try client.put("/feeds/q", json: #"{"quotes":[{"t":"a"},{"t":"b"},{"t":"c"}],"a/b":{"x~y":[1,2]}}"#)
             let start: Int64 = 1_789_250_400_000 + 1_234_567
-            let response = try client.get("/feeds/q/timeline?items=/quotes&hours=24&zoneOffsetSeconds=7200&start=\(start)")
+            let response = try client.get(
+                "/feeds/q/timeline?items=/quotes&hours=24&zoneOffsetSeconds=7200&start=\(start)")
             #expect(response.status == 200)
             let entries = try #require(response.json["entries"] as? [[String: Any]])
             #expect(entries.count == 24)
@@ -43,7 +49,9 @@ import Testing
                 #expect((entry["slot"] as? NSNumber)?.int64Value == slot)
                 let begins = try #require((entry["startEpochMs"] as? NSNumber)?.int64Value)
                 #expect(WidgetRotation.hourSlot(epochMs: begins, zoneOffsetSeconds: 7200) == slot)
-                #expect(WidgetRotation.hourSlot(epochMs: begins - 1, zoneOffsetSeconds: 7200) == slot - 1, "starts on the hour")
+                #expect(
+                    WidgetRotation.hourSlot(epochMs: begins - 1, zoneOffsetSeconds: 7200) == slot - 1,
+                    "starts on the hour")
                 let index = WidgetRotation.index(slot: slot, count: 3)
                 #expect(entry["index"] as? Int == index)
                 #expect((entry["item"] as? [String: Any])?["t"] as? String == ["a", "b", "c"][index])

@@ -1,9 +1,10 @@
-@testable import FeedServerKit
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Testing
-import FeedImagingTesting
+
+@testable import FeedServerKit
 
 /// `--seed` and `--watch` against the real server, with real files and images.
 @Suite struct SeedTests {
@@ -17,11 +18,14 @@ import FeedImagingTesting
         /// Writes `DIR/<group>/<relative>` (folders made as needed).
         func write(_ group: String, _ relative: String, _ bytes: [UInt8]) throws {
             let file = path + "/" + group + "/" + relative
-            try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try Data(bytes).write(to: URL(fileURLWithPath: file))
         }
 
-        func write(_ group: String, _ relative: String, _ text: String) throws { try write(group, relative, Array(text.utf8)) }
+        func write(_ group: String, _ relative: String, _ text: String) throws {
+            try write(group, relative, Array(text.utf8))
+        }
     }
 
     /// The libvips workers that seeding at start-up leaves behind (reused by later publishes) run
@@ -31,12 +35,16 @@ import FeedImagingTesting
         try seed.write("g", "payload.json", #"{"quotes":[{"id":"q1","image":"q1.jpg"}]}"#)
         try seed.write("g", "assets/q1.jpg", Self.photo)
         let scratch = ScratchDirectory()
-        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path + "/data", "--seed", seed.path, "--access-log", "off"])
+        let child = try ChildServer(arguments: [
+            "--port", "0", "--root", scratch.path + "/data", "--seed", seed.path, "--access-log", "off",
+        ])
         _ = try child.waitForPort()
         let tasks = "/proc/\(child.process.processIdentifier)/task"
         var workers = 0
         for thread in try FileManager.default.contentsOfDirectory(atPath: tasks) {
-            guard (try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8))?.hasPrefix("libvips") == true else { continue }
+            guard
+                (try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8))?.hasPrefix("libvips") == true
+            else { continue }
             workers += 1
             // stat's fields after the name's closing parenthesis start at field 3; the policy is field 41.
             let stat = try String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8)
@@ -46,19 +54,33 @@ import FeedImagingTesting
         #expect(workers > 0, "seeding an image starts libvips workers")
     }
 
-    private func seeded(_ seed: Seed, root: String? = nil, watch: Bool = false, _ body: (Server, HTTPTestClient) throws -> Void) throws {
-        try withTestServer(root: root, configure: { $0.seed = seed.path; $0.watch = watch }, body)
+    private func seeded(
+        _ seed: Seed, root: String? = nil, watch: Bool = false, _ body: (Server, HTTPTestClient) throws -> Void
+    ) throws {
+        try withTestServer(
+            root: root,
+            configure: {
+                $0.seed = seed.path
+                $0.watch = watch
+            }, body)
     }
 
-    private func served(_ client: HTTPTestClient, _ group: String) throws -> (id: String, fingerprint: String, payload: [String: Any])? {
+    private func served(
+        _ client: HTTPTestClient, _ group: String
+    ) throws -> (id: String, fingerprint: String, payload: [String: Any])? {
         let response = try client.get("/feeds/\(group)")
         guard response.status == 200 else { return nil }
         let json = response.json
-        return (json["generationId"] as? String ?? "", json["fingerprint"] as? String ?? "", json["payload"] as? [String: Any] ?? [:])
+        return (
+            json["generationId"] as? String ?? "", json["fingerprint"] as? String ?? "",
+            json["payload"] as? [String: Any] ?? [:]
+        )
     }
 
     /// Waits (long-poll, no sleep) until the group serves something other than `entityTag`.
-    private func waitForChange(_ client: HTTPTestClient, _ group: String, from fingerprint: String) throws -> WireResponse {
+    private func waitForChange(
+        _ client: HTTPTestClient, _ group: String, from fingerprint: String
+    ) throws -> WireResponse {
         var response = try client.get("/feeds/\(group)?wait=30", headers: [("If-None-Match", "\"\(fingerprint)\"")])
         var rounds = 0
         while response.status == 304, rounds < 3 {
@@ -81,7 +103,8 @@ import FeedImagingTesting
             #expect(assets.map { $0["name"] as? String } == ["sun.jpg"])
             // The same files through a multipart publish pack to the same bytes: same fingerprint.
             var body = MultipartBody()
-            body.field("payload", #"{"items":[{"title":"Sunrise","image":"sun.jpg"}]}"#, contentType: "application/json")
+            body.field(
+                "payload", #"{"items":[{"title":"Sunrise","image":"sun.jpg"}]}"#, contentType: "application/json")
             body.file("image", filename: "sun.jpg", Self.photo)
             let multipart = try client.putMultipart("/feeds/photos-by-hand", body)
             #expect(multipart.status == 201)
@@ -109,7 +132,11 @@ import FeedImagingTesting
                 let folder = root + "/" + group
                 let pointer = try FileManager.default.attributesOfItem(atPath: folder + "/current.json")
                 let generations = try FileManager.default.contentsOfDirectory(atPath: folder + "/generations").sorted()
-                listing[group] = generations + ["\(pointer[.systemFileNumber] ?? 0)", "\((pointer[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"]
+                listing[group] =
+                    generations + [
+                        "\(pointer[.systemFileNumber] ?? 0)",
+                        "\((pointer[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)",
+                    ]
             }
             return listing
         }
@@ -133,11 +160,14 @@ import FeedImagingTesting
         try seed.write("also-good", "payload.json", #"[1,2,3]"#)
         // Links are not followed: a payload or asset that is a symbolic link breaks its group.
         try seed.write("secret", "payload.json", #"{"secret":true}"#)
-        try FileManager.default.createDirectory(atPath: seed.path + "/linked-payload", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: seed.path + "/linked-payload/payload.json", withDestinationPath: seed.path + "/secret/payload.json")
+        try FileManager.default.createDirectory(
+            atPath: seed.path + "/linked-payload", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: seed.path + "/linked-payload/payload.json", withDestinationPath: seed.path + "/secret/payload.json")
         try seed.write("linked-asset", "payload.json", #"{"image":"sun.jpg"}"#)
         try seed.write("linked-asset", "assets/real.jpg", Self.photo)
-        try FileManager.default.createSymbolicLink(atPath: seed.path + "/linked-asset/assets/sun.jpg", withDestinationPath: "real.jpg")
+        try FileManager.default.createSymbolicLink(
+            atPath: seed.path + "/linked-asset/assets/sun.jpg", withDestinationPath: "real.jpg")
         try seeded(seed) { _, client in
             let good = try served(client, "good")
             #expect(good != nil)
@@ -161,7 +191,10 @@ import FeedImagingTesting
         try seed.write("light", "payload.json", #"{"images":["a.jpg"]}"#)
         try seed.write("light", "assets/a.jpg", Self.photo)
         let limit = Self.photo.count * 3 / 2
-        try withTestServer(configure: { $0.seed = seed.path; $0.transport.maxBodyBytes = limit }) { (_: Server, client: HTTPTestClient) throws in
+        try withTestServer(configure: {
+            $0.seed = seed.path
+            $0.transport.maxBodyBytes = limit
+        }) { (_: Server, client: HTTPTestClient) throws in
             #expect(try client.get("/feeds/heavy").status == 404, "two photos together are over the limit")
             #expect(try client.get("/feeds/light").status == 200, "one photo is within it")
         }
@@ -193,7 +226,8 @@ import FeedImagingTesting
         let seed = Seed()
         try seed.write("real", "payload.json", "{}")
         try seed.write("bad name!", "payload.json", "{}")
-        try FileManager.default.createSymbolicLink(atPath: seed.path + "/linked", withDestinationPath: seed.path + "/real")
+        try FileManager.default.createSymbolicLink(
+            atPath: seed.path + "/linked", withDestinationPath: seed.path + "/real")
         try Data("notes".utf8).write(to: URL(fileURLWithPath: seed.path + "/README.md"))
         try Data("x".utf8).write(to: URL(fileURLWithPath: seed.path + "/.DS_Store"))
         let folder = SeedFolder(path: seed.path)

@@ -6,7 +6,9 @@ import Testing
     @Test func helpAndVersion() throws {
         let help = try ChildServer(arguments: ["--help"])
         #expect(help.waitForExit() == 0)
-        for flag in ["--host", "--port", "--root", "--keep-previous", "--threads", "--max-body-bytes", "FEED_SERVER_PORT"] {
+        for flag in [
+            "--host", "--port", "--root", "--keep-previous", "--threads", "--max-body-bytes", "FEED_SERVER_PORT",
+        ] {
             #expect(help.output.contains(flag), "\(flag)")
         }
         let version = try ChildServer(arguments: ["--version"])
@@ -24,7 +26,8 @@ import Testing
 
     @Test func environmentVariablesConfigureTheServer() throws {
         let scratch = ScratchDirectory()
-        let child = try ChildServer(arguments: [], environment: ["FEED_SERVER_PORT": "0", "FEED_SERVER_ROOT": scratch.path + "/env-root"])
+        let child = try ChildServer(
+            arguments: [], environment: ["FEED_SERVER_PORT": "0", "FEED_SERVER_ROOT": scratch.path + "/env-root"])
         let port = try child.waitForPort()
         #expect(child.output.contains("root \(scratch.path)/env-root"))
         #expect(try HTTPTestClient(port: port).get("/healthz").status == 200)
@@ -41,7 +44,8 @@ import Testing
             let flag = try ChildServer(arguments: ["--port", "0", "--root", scratch.path, "--token", token])
             #expect(flag.waitForExit() == 2, "--token '\(token)'")
             #expect(flag.output.contains("--token must be visible ASCII"), "\(flag.output)")
-            let environment = try ChildServer(arguments: ["--port", "0", "--root", scratch.path], environment: ["FEED_SERVER_READ_TOKEN": token])
+            let environment = try ChildServer(
+                arguments: ["--port", "0", "--root", scratch.path], environment: ["FEED_SERVER_READ_TOKEN": token])
             #expect(environment.waitForExit() == 2, "FEED_SERVER_READ_TOKEN '\(token)'")
         }
     }
@@ -49,8 +53,9 @@ import Testing
     @Test func anEmptyEnvironmentVariableCountsAsUnset() throws {
         // compose.yaml and CI templates pass `FEED_SERVER_TOKEN=` for "no token".
         let scratch = ScratchDirectory()
-        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path],
-                                    environment: ["FEED_SERVER_TOKEN": "", "FEED_SERVER_READ_TOKEN": "", "FEED_SERVER_CORS_ORIGIN": ""])
+        let child = try ChildServer(
+            arguments: ["--port", "0", "--root", scratch.path],
+            environment: ["FEED_SERVER_TOKEN": "", "FEED_SERVER_READ_TOKEN": "", "FEED_SERVER_CORS_ORIGIN": ""])
         let port = try child.waitForPort()
         #expect(try HTTPTestClient(port: port).put("/feeds/g", json: "[1]").status == 201, "no token configured")
         child.signal(SIGTERM)

@@ -1,16 +1,21 @@
-@testable import FeedServerKit
 import FeedStore
 import Foundation
+import HTTPTransport
 import Testing
+
+@testable import FeedServerKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPTransport
 
 /// Deadlines and limits that keep slow or greedy clients from starving the rest.
 @Suite struct SlowClientTests {
     @Test func aClientTricklingItsHeadIsCutAtTheHeaderDeadline() throws {
-        try withTestServer(configure: { $0.transport.headerTimeoutSeconds = 1; $0.transport.maxConnections = 4 }) { server, client in
+        try withTestServer(configure: {
+            $0.transport.headerTimeoutSeconds = 1
+            $0.transport.maxConnections = 4
+        }) { server, client in
             // Four connections hold every slot by sending one header line now and then.
             let tricklers = try (0..<4).map { _ in try HTTPTestConnection(port: server.port) }
             for connection in tricklers { try connection.sendRaw(Array("GET /healthz HTTP/1.1\r\n".utf8)) }
@@ -25,9 +30,15 @@ import HTTPTransport
     }
 
     @Test func aBodyArrivingTooSlowlyIsCut() throws {
-        try withTestServer(configure: { $0.transport.headerTimeoutSeconds = 1; $0.transport.minBodyBytesPerSecond = 10_000 }) { server, client in
+        try withTestServer(configure: {
+            $0.transport.headerTimeoutSeconds = 1
+            $0.transport.minBodyBytesPerSecond = 10_000
+        }) { server, client in
             let connection = try HTTPTestConnection(port: server.port)
-            try connection.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n[".utf8))
+            try connection.sendRaw(
+                Array(
+                    "PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n["
+                        .utf8))
             for _ in 0..<8 {
                 usleep(250_000)
                 try? connection.sendRaw(Array("1,".utf8))
@@ -41,10 +52,17 @@ import HTTPTransport
     /// body began: on average, a burst followed by a trickle would keep its slot (and its share of
     /// --max-inflight-bytes) for as long as the burst covered the average.
     @Test func aBurstThenATrickleIsCutWithinTwoWindows() throws {
-        try withTestServer(configure: { $0.transport.headerTimeoutSeconds = 1; $0.transport.minBodyBytesPerSecond = 10_000 }) { server, client in
+        try withTestServer(configure: {
+            $0.transport.headerTimeoutSeconds = 1
+            $0.transport.minBodyBytesPerSecond = 10_000
+        }) { server, client in
             let connection = try HTTPTestConnection(port: server.port)
-            try connection.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n[".utf8))
-            try connection.sendRaw(Array(String(repeating: "1,", count: 100_000).utf8))  // 200 KB: 200 s of the minimum on average
+            try connection.sendRaw(
+                Array(
+                    "PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n["
+                        .utf8))
+            // 200 KB: 200 s of the minimum on average.
+            try connection.sendRaw(Array(String(repeating: "1,", count: 100_000).utf8))
             let started = Date()
             var closed = false
             while !closed, Date().timeIntervalSince(started) < 6 {
@@ -73,10 +91,14 @@ import HTTPTransport
         try withTestServer(configure: { $0.transport.maxInflightBytes = 200_000 }) { server, client in
             // One upload holds 150 KB of the limit while its body is still arriving.
             let holder = try HTTPTestConnection(port: server.port)
-            try holder.sendRaw(Array("PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 150000\r\n\r\n[".utf8))
+            try holder.sendRaw(
+                Array(
+                    "PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 150000\r\n\r\n["
+                        .utf8))
             usleep(200_000)
             let refused = try HTTPTestConnection(port: server.port).request(
-                "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: Array(("[" + String(repeating: "1,", count: 40_000) + "1]").utf8))
+                "PUT", "/feeds/h", headers: [("Content-Type", "application/json")],
+                body: Array(("[" + String(repeating: "1,", count: 40_000) + "1]").utf8))
             #expect(refused.status == 503)
             #expect(refused.header("Retry-After") != nil)
             // Small uploads still fit.
@@ -90,7 +112,8 @@ import HTTPTransport
             let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
             let parked = try (0..<2).map { _ in try HTTPTestConnection(port: server.port) }
             for connection in parked {
-                try connection.sendRaw(Array("GET /feeds/g?wait=30 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))
+                try connection.sendRaw(
+                    Array("GET /feeds/g?wait=30 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n".utf8))
             }
             try waitUntil { try client.get("/metrics").text.contains("feedserver_open_waiters 2") }
             let third = try client.get("/feeds/g?wait=30", headers: [("If-None-Match", tag)])
@@ -110,11 +133,20 @@ import HTTPTransport
         try Data("{".utf8).write(to: URL(fileURLWithPath: feed))  // torn in place: nothing readable
         let cache = FeedResponseCache(store: store)
         let key = FeedResponseCache.Key(group: "g", schemaVersion: nil)
-        guard case .noFeed = cache.lookup(key) else { Issue.record("expected no feed"); return }
+        guard case .noFeed = cache.lookup(key) else {
+            Issue.record("expected no feed")
+            return
+        }
         try good.write(to: URL(fileURLWithPath: feed))  // repaired in place: no pointer change
-        guard case .noFeed = cache.lookup(key) else { Issue.record("re-read within the second"); return }
+        guard case .noFeed = cache.lookup(key) else {
+            Issue.record("re-read within the second")
+            return
+        }
         usleep(1_100_000)
-        guard case .feed = cache.lookup(key) else { Issue.record("read again after a second"); return }
+        guard case .feed = cache.lookup(key) else {
+            Issue.record("read again after a second")
+            return
+        }
     }
 }
 
@@ -126,9 +158,12 @@ import HTTPTransport
             #expect((try client.get("/feeds/g/generations").json["served"] as? String) == first)
             #expect((try client.get("/feeds/g/generations").json["served"] as? String) == first, "cached")
             let second = try #require(try client.put("/feeds/g", json: "[2]").json["generationId"] as? String)
-            #expect((try client.get("/feeds/g/generations").json["served"] as? String) == second, "a publish is seen at once")
+            #expect(
+                (try client.get("/feeds/g/generations").json["served"] as? String) == second,
+                "a publish is seen at once")
             // The kept generation is torn in place: no folder entry changes.
-            try Data("{".utf8).write(to: URL(fileURLWithPath: "\(server.options.root)/g/generations/\(first)/feed.json"))
+            try Data("{".utf8).write(
+                to: URL(fileURLWithPath: "\(server.options.root)/g/generations/\(first)/feed.json"))
             try waitUntil(seconds: 3) {
                 let generations = try client.get("/feeds/g/generations").json["generations"] as? [[String: Any]] ?? []
                 return generations.first { $0["id"] as? String == first }?["state"] as? String == "corrupt"

@@ -1,8 +1,9 @@
-@testable import FeedServerKit
 import FeedImaging
+import FeedImagingTesting
 import Foundation
 import Testing
-import FeedImagingTesting
+
+@testable import FeedServerKit
 
 /// The flush order of one publish, read from the system calls of the real binary (strace).
 @Suite struct SyscallTraceTests {
@@ -17,7 +18,8 @@ import FeedImagingTesting
         warmup.signal(SIGTERM)
         _ = warmup.waitForExit()
 
-        let (traced, server) = try TracedServer.start(root: root, trace: trace, syscalls: "openat,mkdir,fsync,rename,close")
+        let (traced, server) = try TracedServer.start(
+            root: root, trace: trace, syscalls: "openat,mkdir,fsync,rename,close")
         defer { kill(server, SIGKILL) }
         let client = HTTPTestClient(port: try traced.waitForPort())
         let published = try client.put("/feeds/g", json: #"{"v":1}"#)
@@ -26,7 +28,8 @@ import FeedImagingTesting
         #expect(traced.waitForExit() != nil)
 
         let id = try #require(published.json["generationId"] as? String)
-        let group = root + "/g", tmp = "\(group)/generations/\(id).tmp"
+        let group = root + "/g"
+        let tmp = "\(group)/generations/\(id).tmp"
         let events = try SyscallLog(contentsOf: trace)
         let order = [
             "fsync \(tmp)/feed.json",
@@ -39,7 +42,9 @@ import FeedImagingTesting
         ]
         var position = -1
         for step in order {
-            let found = try #require(events.firstIndex(of: step, after: position), "\(step) missing or out of order in:\n\(events.lines.joined(separator: "\n"))")
+            let found = try #require(
+                events.firstIndex(of: step, after: position),
+                "\(step) missing or out of order in:\n\(events.lines.joined(separator: "\n"))")
             position = found
         }
     }
@@ -55,7 +60,8 @@ import FeedImagingTesting
         let scratch = ScratchDirectory("cork")
         let trace = scratch.path + "/trace.txt"
         let root = scratch.path + "/data"
-        let (traced, server) = try TracedServer.start(root: root, trace: trace, syscalls: "setsockopt,sendto,sendmsg,sendfile")
+        let (traced, server) = try TracedServer.start(
+            root: root, trace: trace, syscalls: "setsockopt,sendto,sendmsg,sendfile")
         defer { kill(server, SIGKILL) }
         let port = try traced.waitForPort()
         // A small asset (one sendfile) and one over libmicrohttpd's 128 KiB sendfile chunk.
@@ -64,7 +70,8 @@ import FeedImagingTesting
         let connection = try HTTPTestConnection(port: port)
         let first = try connection.request("GET", small.url)  // routed: builds and caches the answer
         let second = try connection.request("GET", small.url)  // answered before routing
-        #expect(first.status == 200 && second.status == 200 && first.body == second.body && first.body.count == small.size)
+        #expect(
+            first.status == 200 && second.status == 200 && first.body == second.body && first.body.count == small.size)
         #expect(try connection.request("HEAD", small.url).status == 200)
         #expect(try connection.request("GET", "/feeds/small").status == 200)
         for _ in 0..<2 { #expect(try connection.request("GET", large.url).body.count == large.size) }
@@ -74,8 +81,11 @@ import FeedImagingTesting
 
         let events = try sendEvents(in: trace)
         // The reads of the small asset: exactly this (the publishes' answers come before).
-        let smallReads = ["cork", "header", "sendfile", "uncork", "cork", "header", "sendfile", "uncork", "header", "header"]
-        let start = try #require(events.indices.first { Array(events[$0...].prefix(smallReads.count)) == smallReads }, "\(events)")
+        let smallReads = [
+            "cork", "header", "sendfile", "uncork", "cork", "header", "sendfile", "uncork", "header", "header",
+        ]
+        let start = try #require(
+            events.indices.first { Array(events[$0...].prefix(smallReads.count)) == smallReads }, "\(events)")
         // The large one: libmicrohttpd corks and pushes on its own between its sendfile calls; what
         // matters is that nothing stays corked after an answer: each answer's last sendfile is
         // followed by an uncork before anything else is sent.
@@ -102,11 +112,17 @@ import FeedImagingTesting
         var events: [String] = []
         for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
             let event: String
-            if line.contains("TCP_CORK, [1]") { event = "cork" }
-            else if line.contains("TCP_CORK, [0]") { event = "uncork" }
-            else if line.contains("sendfile(") { event = "sendfile" }
-            else if (line.contains("sendto(") || line.contains("sendmsg(")) && line.contains("HTTP/1.1 ") { event = "header" }
-            else { continue }
+            if line.contains("TCP_CORK, [1]") {
+                event = "cork"
+            } else if line.contains("TCP_CORK, [0]") {
+                event = "uncork"
+            } else if line.contains("sendfile(") {
+                event = "sendfile"
+            } else if (line.contains("sendto(") || line.contains("sendmsg(")) && line.contains("HTTP/1.1 ") {
+                event = "header"
+            } else {
+                continue
+            }
             if event == "sendfile", events.last == "sendfile" { continue }
             events.append(event)
         }
@@ -124,11 +140,14 @@ enum TracedServer {
     static func start(root: String, trace: String, syscalls: String) throws -> (strace: ChildServer, server: Int32) {
         // LeakSanitizer cannot run under ptrace: in an ASan build (scripts/sanitizers.sh) the
         // traced server would fail at exit, so only its leak check is turned off.
-        let sanitizerOptions = (ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
-        let traced = try ChildServer(executable: "/usr/bin/strace", arguments: [
-            "-f", "-qq", "-o", trace, "-e", "trace=" + syscalls,
-            Executable.path, "--port", "0", "--root", root, "--access-log", "off",
-        ], environment: ["ASAN_OPTIONS": sanitizerOptions])
+        let sanitizerOptions =
+            (ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
+        let traced = try ChildServer(
+            executable: "/usr/bin/strace",
+            arguments: [
+                "-f", "-qq", "-o", trace, "-e", "trace=" + syscalls,
+                Executable.path, "--port", "0", "--root", root, "--access-log", "off",
+            ], environment: ["ASAN_OPTIONS": sanitizerOptions])
         _ = try traced.waitForPort()
         let server = try #require(processID(commandLineContaining: root, excluding: traced.process.processIdentifier))
         return (traced, server)
@@ -140,7 +159,8 @@ func processID(commandLineContaining text: String, excluding: Int32) -> Int32? {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     for entry in entries {
         guard let pid = Int32(entry), pid != excluding,
-              let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+        else { continue }
         let commandLine = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
         if commandLine.contains(text), !commandLine.hasPrefix("/usr/bin/strace") { return pid }
     }
@@ -173,4 +193,3 @@ struct SyscallLog {
         lines.indices.first { $0 > position && lines[$0] == line }
     }
 }
-

@@ -1,8 +1,9 @@
-@testable import FeedServerKit
 import FeedImaging
+import FeedImagingTesting
 import Foundation
 import Testing
-import FeedImagingTesting
+
+@testable import FeedServerKit
 
 /// Hostile asset paths against the live server: no byte outside a generation's assets is ever
 /// served, and no request gets a 5xx.
@@ -25,18 +26,30 @@ import FeedImagingTesting
             #expect(try client.get("/assets/g/\(id)/a.png").status == 200)
 
             // Plant what an attacker with write access to the folder might: symlinks out of it.
-            try FileManager.default.createSymbolicLink(atPath: "\(generation)/assets/evil.png", withDestinationPath: secretFile)
-            try FileManager.default.createSymbolicLink(atPath: "\(generation)/assets/passwd", withDestinationPath: "/etc/passwd")
+            try FileManager.default.createSymbolicLink(
+                atPath: "\(generation)/assets/evil.png", withDestinationPath: secretFile)
+            try FileManager.default.createSymbolicLink(
+                atPath: "\(generation)/assets/passwd", withDestinationPath: "/etc/passwd")
             try FileManager.default.removeItem(atPath: "\(generation)/assets/b.png")
-            try FileManager.default.createSymbolicLink(atPath: "\(generation)/assets/b.png", withDestinationPath: secretFile)
-            try FileManager.default.createSymbolicLink(atPath: "\(root)/g/generations/\(id)-link", withDestinationPath: generation)
+            try FileManager.default.createSymbolicLink(
+                atPath: "\(generation)/assets/b.png", withDestinationPath: secretFile)
+            try FileManager.default.createSymbolicLink(
+                atPath: "\(root)/g/generations/\(id)-link", withDestinationPath: generation)
             try FileManager.default.createSymbolicLink(atPath: "\(root)/link", withDestinationPath: scratch.path)
 
-            let targets = ["etc/passwd", "secret.png", "../secret.png", "current.json", "feed.json", "publish.lock", "evil.png", "passwd", "b.png"]
-            let prefixes = ["/assets/g/\(id)/", "/assets/g/", "/assets/", "/assets/g/\(id)-link/", "/assets/link/g/\(id)/", "/assets/g/generations/"]
+            let targets = [
+                "etc/passwd", "secret.png", "../secret.png", "current.json", "feed.json", "publish.lock", "evil.png",
+                "passwd", "b.png",
+            ]
+            let prefixes = [
+                "/assets/g/\(id)/", "/assets/g/", "/assets/", "/assets/g/\(id)-link/", "/assets/link/g/\(id)/",
+                "/assets/g/generations/",
+            ]
             let traversals = [
-                "../", "../../", "../../../../../../", "..%2F", "..%2f..%2f..%2f", "%2e%2e/", "%2e%2e%2f", "%2E%2E%2F%2E%2E%2F",
-                "..\\", "..%5c", "%252e%252e%252f", "%c0%ae%c0%ae/", "%e2%80%a4%e2%80%a4/", "./", "%2e/", "//", "%2f", "%00", "a.png%00/",
+                "../", "../../", "../../../../../../", "..%2F", "..%2f..%2f..%2f", "%2e%2e/", "%2e%2e%2f",
+                "%2E%2E%2F%2E%2E%2F",
+                "..\\", "..%5c", "%252e%252e%252f", "%c0%ae%c0%ae/", "%e2%80%a4%e2%80%a4/", "./", "%2e/", "//", "%2f",
+                "%00", "a.png%00/",
             ]
             var paths: [String] = []
             for prefix in prefixes {
@@ -46,11 +59,15 @@ import FeedImagingTesting
             paths += [
                 "/assets/g/\(id)/a.png/", "/assets/g/\(id)/a.png%2f..%2f..%2ffeed.json", "/assets/g/\(id)/a.png%00.jpg",
                 "/assets/g/\(id)/%2e%2e%2fcurrent.json", "/assets/%2e%2e/g/\(id)/a.png", "/assets/g/..%2fg/a.png",
-                "/assets/g/\(id)%2f..%2f..%2f/a.png", "/assets/g/\(id)/\(scratch.path)/secret.png", "/assets/g/\(id)/%2fetc%2fpasswd",
+                "/assets/g/\(id)%2f..%2f..%2f/a.png", "/assets/g/\(id)/\(scratch.path)/secret.png",
+                "/assets/g/\(id)/%2fetc%2fpasswd",
                 "/assets/g/\(id)/a.png?x=../../secret.png", "/assets/g/\(id)/a.png#../../x", "/assets/g/\(id)/A.PNG",
-                "/assets/g/\(id)/a.png.", "/assets/g/\(id)/.a.png", "/assets/g/\(id)/%61.png", "/assets/g/\(id)/a%2epng",
-                "/assets/g/\(String(repeating: "x", count: 200))/a.png", "/assets/\(String(repeating: "%2e", count: 60))/x/y",
-                "/assets/g/\(id)/\(String(repeating: "../", count: 50))etc/passwd", "/assets/%00/%00/%00", "/assets/g/\(id)/%zz",
+                "/assets/g/\(id)/a.png.", "/assets/g/\(id)/.a.png", "/assets/g/\(id)/%61.png",
+                "/assets/g/\(id)/a%2epng",
+                "/assets/g/\(String(repeating: "x", count: 200))/a.png",
+                "/assets/\(String(repeating: "%2e", count: 60))/x/y",
+                "/assets/g/\(id)/\(String(repeating: "../", count: 50))etc/passwd", "/assets/%00/%00/%00",
+                "/assets/g/\(id)/%zz",
                 "/assets/g/\(id)/%", "/assets/g/\(id)/%e2%82", "/assets/g/\(id)/a.png\\..\\..\\secret.png",
             ]
             #expect(paths.count >= 100)
@@ -65,12 +82,16 @@ import FeedImagingTesting
                 if response.status == 200 {
                     // Only real, listed assets of the generation may come back.
                     // `%61` and `%2e` are unreserved characters: `%61.png` and `a%2epng` name `a.png` itself.
-                    #expect(path.hasPrefix("/assets/g/\(id)/a.png") || ["%61.png", "a%2epng"].contains { path.hasSuffix("/\(id)/\($0)") }, "\(path) served 200")
+                    #expect(
+                        path.hasPrefix("/assets/g/\(id)/a.png")
+                            || ["%61.png", "a%2epng"].contains { path.hasSuffix("/\(id)/\($0)") }, "\(path) served 200")
                 } else {
                     #expect(response.header("Content-Type") == "application/problem+json", "\(path)")
                 }
             }
-            #expect(try client.get("/assets/g/\(id)/b.png").status == 404, "a listed asset replaced by a symlink is not followed")
+            #expect(
+                try client.get("/assets/g/\(id)/b.png").status == 404,
+                "a listed asset replaced by a symlink is not followed")
             print("hostile paths: \(paths.count), statuses: \(statuses)")
             withExtendedLifetime(server) {}
         }

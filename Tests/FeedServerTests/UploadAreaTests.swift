@@ -1,8 +1,9 @@
-@testable import FeedServerKit
+import ConcurrencyPrimitives
 import FeedStore
 import Foundation
 import Testing
-import ConcurrencyPrimitives
+
+@testable import FeedServerKit
 
 /// The upload area when several servers share one root (as two processes on a simulator's App
 /// Group folder do): each has its own folder, and a start removes only what a process that is
@@ -64,7 +65,8 @@ import ConcurrencyPrimitives
         // A folder whose owner died after locking (the lock file is there, no one holds it),
         // one whose owner died before locking, and a stray file.
         for folder in ["4242-dead", "4243-early"] {
-            try FileManager.default.createDirectory(atPath: base + "/" + folder + "/request-1", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: base + "/" + folder + "/request-1", withIntermediateDirectories: true)
             try Data([1, 2, 3]).write(to: URL(fileURLWithPath: base + "/" + folder + "/request-1/part-1"))
         }
         try Data().write(to: URL(fileURLWithPath: base + "/4242-dead/owner.lock"))
@@ -74,6 +76,7 @@ import ConcurrencyPrimitives
         try area.prepare()
         let left = try FileManager.default.contentsOfDirectory(atPath: base)
         // Its own folder, and the file whose lock starts take turns on (never removed).
-        #expect(left.sorted() == [String(area.path.split(separator: "/").last ?? ""), "prepare.lock"].sorted(), "\(left)")
+        #expect(
+            left.sorted() == [String(area.path.split(separator: "/").last ?? ""), "prepare.lock"].sorted(), "\(left)")
     }
 }

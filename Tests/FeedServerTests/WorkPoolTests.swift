@@ -1,11 +1,12 @@
-@testable import FeedServerKit
+import ConcurrencyPrimitives
 import FeedImaging
+import FeedImagingTesting
 import FeedStore
 import Foundation
 import Synchronization
 import Testing
-import ConcurrencyPrimitives
-import FeedImagingTesting
+
+@testable import FeedServerKit
 
 /// Slow handlers run on the work pool: libmicrohttpd's threads keep answering meanwhile.
 @Suite struct WorkPoolTests {
@@ -17,7 +18,8 @@ import FeedImagingTesting
             let photo = try TestImages.jpeg(width: 4000, height: 3000)
             for index in 0..<4 { body.file("image", filename: "p\(index).jpg", photo + [UInt8(index)]) }
             let upload = body
-            let publishDone = Atomic<Bool>(false), bodySent = Atomic<Bool>(false)
+            let publishDone = Atomic<Bool>(false)
+            let bodySent = Atomic<Bool>(false)
             let connection = try HTTPTestConnection(port: server.port)
             let publisher = Thread {
                 var head = "PUT /feeds/photos HTTP/1.1\r\nHost: x\r\nContent-Type: \(upload.contentType)\r\n"

@@ -11,7 +11,9 @@ import Testing
     }
 
     @Test func escapesMinimally() throws {
-        #expect(try canonical(#"["\/ \u00e9 \u0001 \b\f\n\r\t \"\\ \ud83d\ude00 \u007f"]"#) == "[\"/ é \\u0001 \\b\\f\\n\\r\\t \\\"\\\\ 😀 \u{7f}\"]")
+        #expect(
+            try canonical(#"["\/ \u00e9 \u0001 \b\f\n\r\t \"\\ \ud83d\ude00 \u007f"]"#)
+                == "[\"/ é \\u0001 \\b\\f\\n\\r\\t \\\"\\\\ 😀 \u{7f}\"]")
     }
 
     @Test func acceptsAnyTopLevelValue() throws {
@@ -46,16 +48,22 @@ import Testing
     }
 
     @Test func rejectsInvalidUTF8() {
-        for sample: [UInt8] in [[0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22], [0x22, 0xFF, 0x22]] {
+        for sample: [UInt8] in [
+            [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22], [0x22, 0xFF, 0x22],
+        ] {
             #expect(throws: JSONParseError.self) { _ = try CompactJSON.canonicalize(sample) }
         }
     }
 
     @Test func boundsDepthAndSize() {
         let deep = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
-        #expect(throws: JSONParseError.self) { _ = try CompactJSON.canonicalize(bytes(deep), limits: JSONLimits(maxDepth: 128)) }
+        #expect(throws: JSONParseError.self) {
+            _ = try CompactJSON.canonicalize(bytes(deep), limits: JSONLimits(maxDepth: 128))
+        }
         let fine = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         #expect(throws: Never.self) { _ = try CompactJSON.canonicalize(bytes(fine), limits: JSONLimits(maxDepth: 128)) }
-        #expect(throws: JSONParseError.self) { _ = try CompactJSON.canonicalize(bytes("[1,2,3]"), limits: JSONLimits(maxBytes: 4)) }
+        #expect(throws: JSONParseError.self) {
+            _ = try CompactJSON.canonicalize(bytes("[1,2,3]"), limits: JSONLimits(maxBytes: 4))
+        }
     }
 }

@@ -13,7 +13,9 @@ import Testing
         _ = try store.publish(group: "g", payloadJSON: bytes("[0]"))
         recorder.reset()
         clock.advance(byMs: 1000)
-        let result = try store.publish(group: "g", payloadJSON: bytes("[1]"), assets: [AssetInput(name: "a.png", bytes: [1]), AssetInput(name: "b.png", bytes: [2])])
+        let result = try store.publish(
+            group: "g", payloadJSON: bytes("[1]"),
+            assets: [AssetInput(name: "a.png", bytes: [1]), AssetInput(name: "b.png", bytes: [2])])
         let id = result.generationId
         let group = root + "/g"
         let tmp = "\(group)/generations/\(id).tmp"
@@ -45,6 +47,8 @@ import Testing
         let synced = operations.firstIndex(of: .syncDirectory(root))!
         #expect(created < synced)
         #expect(operations.contains(.syncDirectory(temporary.path)))
-        #expect(operations.firstIndex(of: .createDirectory(root + "/g/generations"))! < operations.firstIndex(of: .syncDirectory(root + "/g"))!)
+        #expect(
+            operations.firstIndex(of: .createDirectory(root + "/g/generations"))! < operations.firstIndex(
+                of: .syncDirectory(root + "/g"))!)
     }
 }

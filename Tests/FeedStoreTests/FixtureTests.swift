@@ -4,7 +4,10 @@ import Testing
 
 /// Every WidgetBridge fixture folder gives the expected generation, fingerprint and skips.
 @Suite struct FixtureTests {
-    static let cases = ["two-generations", "corrupt-current", "schema-upgrade", "no-pointer", "escape-pointer", "empty", "canonical-json"]
+    static let cases = [
+        "two-generations", "corrupt-current", "schema-upgrade", "no-pointer", "escape-pointer", "empty",
+        "canonical-json",
+    ]
 
     @Test(arguments: cases)
     func readerReturnsTheExpectedGeneration(_ name: String) throws {
@@ -42,13 +45,21 @@ import Testing
         let group = temporary.copyFixture(name)
         let served = try #require(FeedStore(root: temporary.path).read(group: name).served)
         let lines = try served.assets.map { asset in
-            Fingerprint.AssetLine(name: asset.name, bytes: Array(try Data(contentsOf: URL(fileURLWithPath: "\(group)/generations/\(served.id)/assets/\(asset.name)"))))
+            Fingerprint.AssetLine(
+                name: asset.name,
+                bytes: Array(
+                    try Data(contentsOf: URL(fileURLWithPath: "\(group)/generations/\(served.id)/assets/\(asset.name)"))
+                ))
         }
-        #expect(Fingerprint.compute(schemaVersion: served.schemaVersion, compactPayload: served.compactPayload, assets: lines) == served.fingerprint)
+        #expect(
+            Fingerprint.compute(
+                schemaVersion: served.schemaVersion, compactPayload: served.compactPayload, assets: lines)
+                == served.fingerprint)
     }
 
     @Test func canonicalJSONMatchesTheCompactPayload() throws {
-        let expected = try #require((Fixtures.expected()["canonical-json"] as? [String: Any])?["compactPayload"] as? String)
+        let expected = try #require(
+            (Fixtures.expected()["canonical-json"] as? [String: Any])?["compactPayload"] as? String)
         let temporary = TemporaryDirectory()
         _ = temporary.copyFixture("canonical-json")
         let served = try #require(FeedStore(root: temporary.path).read(group: "canonical-json").served)

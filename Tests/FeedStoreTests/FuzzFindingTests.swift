@@ -17,8 +17,9 @@ import Testing
     /// written between quotes unescaped, one read from another writer's folder would not encode to
     /// JSON. (Decoding also drops an asset list whose sha256 is not hex.)
     @Test func anEnvelopeEncodesEveryStringEscaped() throws {
-        let envelope = Envelope(schemaVersion: 1, generatedAtEpochMs: 1, fingerprint: "f", compactPayload: Array("[]".utf8),
-                                assets: [StoredAsset(name: "a.png", byteCount: 1, sha256: "\"x\\\n", width: 1, height: 2)])
+        let envelope = Envelope(
+            schemaVersion: 1, generatedAtEpochMs: 1, fingerprint: "f", compactPayload: Array("[]".utf8),
+            assets: [StoredAsset(name: "a.png", byteCount: 1, sha256: "\"x\\\n", width: 1, height: 2)])
         let encoded = try JSONParser.parse(envelope.encoded())
         #expect(encoded["assets"]?.arrayValue?.first?["sha256"]?.stringValue == "\"x\\\n")
     }

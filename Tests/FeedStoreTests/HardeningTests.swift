@@ -23,20 +23,25 @@ import Testing
     }
 
     @Test(arguments: [
-        ("[1e400]", 1), ("[-1e400]", 1), ("{\"a\":1E+309}", 5), ("[" + "1" + String(repeating: "0", count: 309) + "]", 1),
+        ("[1e400]", 1), ("[-1e400]", 1), ("{\"a\":1E+309}", 5),
+        ("[" + "1" + String(repeating: "0", count: 309) + "]", 1),
         ("[1.5e99999999999999999999]", 1),
     ])
     func numbersBeyondDoubleRangeAreRefusedWithTheirOffset(_ document: String, _ offset: Int) {
-        #expect(performing: {
-            _ = try JSONParser.parse(bytes(document))
-        }, throws: { error in
-            guard let error = error as? JSONParseError else { return false }
-            return error.offset == offset && error.reason.contains("beyond the range of a double")
-        })
+        #expect(
+            performing: {
+                _ = try JSONParser.parse(bytes(document))
+            },
+            throws: { error in
+                guard let error = error as? JSONParseError else { return false }
+                return error.offset == offset && error.reason.contains("beyond the range of a double")
+            })
     }
 
-    @Test(arguments: ["[1e308]", "[-1.7976931348623157e308]", "[1e-400]", "[0." + String(repeating: "0", count: 400) + "1]",
-                      "[123456789012345678901234567890]", "[1.50]", "[-0]", "[2E-3]"])
+    @Test(arguments: [
+        "[1e308]", "[-1.7976931348623157e308]", "[1e-400]", "[0." + String(repeating: "0", count: 400) + "1]",
+        "[123456789012345678901234567890]", "[1.50]", "[-0]", "[2E-3]",
+    ])
     func everyOtherNumberLiteralIsKeptExactly(_ document: String) throws {
         #expect(try CompactJSON.canonicalize(bytes(document)) == bytes(document))
     }
@@ -64,17 +69,21 @@ import Testing
     private func envelope(assets: String?) -> String {
         let fingerprint = String(repeating: "a", count: 64)
         let extra = assets.map { ",\"assets\":\($0)" } ?? ""
-        return "{\"schemaVersion\":1,\"generatedAtEpochMs\":1764450000000,\"fingerprint\":\"\(fingerprint)\",\"payload\":{\"v\":1}\(extra)}"
+        return
+            "{\"schemaVersion\":1,\"generatedAtEpochMs\":1764450000000,\"fingerprint\":\"\(fingerprint)\",\"payload\":{\"v\":1}\(extra)}"
     }
 
     @Test(arguments: [
-        #"{"icon.png":{"w":1}}"#, #""icons""#, #"[{"file":"icon.png"}]"#, #"[{"name":"icon.png","bytes":"3","sha256":"x"}]"#,
-        #"[{"name":"icon.png","bytes":3,"sha256":"not-a-digest"}]"#, #"[{"name":"icon.png","bytes":-3,"sha256":"\#(String(repeating: "b", count: 64))"}]"#,
+        #"{"icon.png":{"w":1}}"#, #""icons""#, #"[{"file":"icon.png"}]"#,
+        #"[{"name":"icon.png","bytes":"3","sha256":"x"}]"#,
+        #"[{"name":"icon.png","bytes":3,"sha256":"not-a-digest"}]"#,
+        #"[{"name":"icon.png","bytes":-3,"sha256":"\#(String(repeating: "b", count: 64))"}]"#,
         "[1,2]", "null",
     ])
     func anAssetsKeyOfAnotherShapeCountsAsAbsent(_ foreign: String) throws {
         let temporary = TemporaryDirectory()
-        try writeGeneration(temporary.path, "1764450000000-aaaaaaaa", feed: envelope(assets: foreign), assets: ["icon.png": [1, 2, 3]])
+        try writeGeneration(
+            temporary.path, "1764450000000-aaaaaaaa", feed: envelope(assets: foreign), assets: ["icon.png": [1, 2, 3]])
         try writePointer(temporary.path, #"{"current":"1764450000000-aaaaaaaa","previous":[]}"#)
         let read = FeedStore(root: temporary.path).read(group: "g")
         #expect(read.served?.id == "1764450000000-aaaaaaaa", "readable, as WidgetBridge reads it: \(read.skipped)")
@@ -84,8 +93,10 @@ import Testing
     @Test func ourOwnAssetListStillDetectsATornAsset() throws {
         let temporary = TemporaryDirectory()
         let digest = String(repeating: "b", count: 64)
-        try writeGeneration(temporary.path, "1764450000000-aaaaaaaa",
-                            feed: envelope(assets: #"[{"name":"icon.png","bytes":9,"sha256":"\#(digest)"}]"#), assets: ["icon.png": [1, 2, 3]])
+        try writeGeneration(
+            temporary.path, "1764450000000-aaaaaaaa",
+            feed: envelope(assets: #"[{"name":"icon.png","bytes":9,"sha256":"\#(digest)"}]"#),
+            assets: ["icon.png": [1, 2, 3]])
         let read = FeedStore(root: temporary.path).read(group: "g")
         #expect(read.served == nil)
         #expect(read.skipped.first?.reason == .incompleteAsset("icon.png"))
@@ -114,7 +125,9 @@ import Testing
         #expect(read.served?.id == "1764450000000-aaaaaaaa")
     }
 
-    @Test(arguments: ["999999999999999999-aaaaaaaa", "9223372036854775807-aaaaaaaa", "99999999999999999999999-aaaaaaaa"])
+    @Test(arguments: [
+        "999999999999999999-aaaaaaaa", "9223372036854775807-aaaaaaaa", "99999999999999999999999-aaaaaaaa",
+    ])
     func publishingAfterAnExtremeIdOnDiskNeverTraps(_ id: String) throws {
         let temporary = TemporaryDirectory()
         try writeGeneration(temporary.path, id, feed: envelope(assets: nil))
@@ -141,7 +154,9 @@ import Testing
     /// The size of the feed.json a publish of `payload` writes (nothing else in it varies).
     private func feedSize(_ store: FeedStore, _ payload: String) throws -> Int {
         let result = try store.publish(group: "probe", payloadJSON: bytes(payload))
-        return try Data(contentsOf: URL(fileURLWithPath: "\(store.root)/probe/generations/\(result.generationId)/feed.json")).count
+        return try Data(
+            contentsOf: URL(fileURLWithPath: "\(store.root)/probe/generations/\(result.generationId)/feed.json")
+        ).count
     }
 
     @Test func aFeedExactlyAtTheLimitIsWrittenAndServedAndOneByteMoreIsRefused() throws {
@@ -151,10 +166,14 @@ import Testing
         let overhead = try feedSize(store, #"{"pad":""}"#)
         let atLimit = #"{"pad":""# + String(repeating: "x", count: limit - overhead) + #""}"#
         let published = try store.publish(group: "g", payloadJSON: bytes(atLimit))
-        let size = try Data(contentsOf: URL(fileURLWithPath: "\(temporary.path)/g/generations/\(published.generationId)/feed.json")).count
+        let size = try Data(
+            contentsOf: URL(fileURLWithPath: "\(temporary.path)/g/generations/\(published.generationId)/feed.json")
+        ).count
         #expect(size == limit)
         #expect(store.read(group: "g").served?.id == published.generationId, "acknowledged, so readable")
-        #expect(FeedStore(root: temporary.path, configuration: FeedStoreConfiguration(maxFeedBytes: limit)).read(group: "g").served?.id == published.generationId)
+        #expect(
+            FeedStore(root: temporary.path, configuration: FeedStoreConfiguration(maxFeedBytes: limit)).read(group: "g")
+                .served?.id == published.generationId)
 
         let overLimit = #"{"pad":""# + String(repeating: "y", count: limit - overhead + 1) + #""}"#
         #expect(throws: PublishError.feedTooLarge(bytes: limit + 1, limit: limit)) {
@@ -171,18 +190,23 @@ import Testing
         let deepest = String(repeating: "[", count: 8) + String(repeating: "]", count: 8)
         let result = try store.publish(group: "g", payloadJSON: bytes(deepest))
         #expect(store.read(group: "g").served?.id == result.generationId)
-        #expect(throws: PublishError.self) { _ = try store.publish(group: "g", payloadJSON: bytes("[" + deepest + "]")) }
+        #expect(throws: PublishError.self) {
+            _ = try store.publish(group: "g", payloadJSON: bytes("[" + deepest + "]"))
+        }
     }
 }
 
 @Suite struct WriteRaceTests {
     @Test func publishesRacingDeletesNeverFailAndLeaveNothingBehind() async throws {
         let temporary = TemporaryDirectory()
-        let store = FeedStore(root: temporary.path, configuration: FeedStoreConfiguration(keepPrevious: 1, gracePeriodMs: 0))
+        let store = FeedStore(
+            root: temporary.path, configuration: FeedStoreConfiguration(keepPrevious: 1, gracePeriodMs: 0))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<2 {
                 group.addTask {
-                    for round in 0..<150 { _ = try store.publish(group: "g", payloadJSON: bytes("{\"w\":\(worker),\"r\":\(round)}")) }
+                    for round in 0..<150 {
+                        _ = try store.publish(group: "g", payloadJSON: bytes("{\"w\":\(worker),\"r\":\(round)}"))
+                    }
                 }
             }
             group.addTask {
@@ -201,8 +225,12 @@ import Testing
         let store = FeedStore(root: temporary.path)
         _ = try store.publish(group: "g", payloadJSON: bytes("[1]"))
         _ = try store.publish(group: "h", payloadJSON: bytes("[1]"))
-        let leftover = { (group: String) in temporary.path + "/\(group)/.deleted-generations-1764450000000/1764449999999-aaaaaaaa" }
-        for group in ["g", "h"] { try FileManager.default.createDirectory(atPath: leftover(group), withIntermediateDirectories: true) }
+        let leftover = { (group: String) in
+            temporary.path + "/\(group)/.deleted-generations-1764450000000/1764449999999-aaaaaaaa"
+        }
+        for group in ["g", "h"] {
+            try FileManager.default.createDirectory(atPath: leftover(group), withIntermediateDirectories: true)
+        }
 
         FeedStore(root: temporary.path).sweepLeftovers()
         #expect(!FileManager.default.fileExists(atPath: temporary.path + "/g/.deleted-generations-1764450000000"))
@@ -229,7 +257,9 @@ import Testing
             return try await group.reduce(0, +)
         }
         #expect(failures == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path + "/root").isEmpty, "no probe left behind")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary.path + "/root").isEmpty,
+            "no probe left behind")
     }
 }
 
@@ -238,8 +268,10 @@ import Testing
         let temporary = TemporaryDirectory()
         let recorder = RecordingFileSystem(wrapping: PosixFileSystem())
         // The real clock: retirement is judged by folder mtimes.
-        let store = FeedStore(root: temporary.path, configuration: FeedStoreConfiguration(keepPrevious: 0, gracePeriodMs: 0, sweepIntervalMs: 0),
-                              fileSystem: recorder)
+        let store = FeedStore(
+            root: temporary.path,
+            configuration: FeedStoreConfiguration(keepPrevious: 0, gracePeriodMs: 0, sweepIntervalMs: 0),
+            fileSystem: recorder)
         let first = try store.publish(group: "g", payloadJSON: Array("[1]".utf8))
         recorder.reset()
         _ = try store.publish(group: "g", payloadJSON: Array("[2]".utf8))
@@ -261,11 +293,15 @@ import Testing
     }
 
     @Test func hourSlotIsDefinedForEveryInput() {
-        let epochs: [Int64] = [.min, .min + 1, -8_640_000_000_000_000, -1, 0, 1, 3_599_999, 3_600_000, 1_764_450_000_000, .max - 1, .max]
+        let epochs: [Int64] = [
+            .min, .min + 1, -8_640_000_000_000_000, -1, 0, 1, 3_599_999, 3_600_000, 1_764_450_000_000, .max - 1, .max,
+        ]
         let zones = [-64_800, -3600, -1, 0, 1, 1800, 64_800, Int(Int32.max), Int(Int32.min)]
         for epoch in epochs {
             for zone in zones {
-                #expect(WidgetRotation.hourSlot(epochMs: epoch, zoneOffsetSeconds: zone) == referenceSlot(epoch, zone), "\(epoch) \(zone)")
+                #expect(
+                    WidgetRotation.hourSlot(epochMs: epoch, zoneOffsetSeconds: zone) == referenceSlot(epoch, zone),
+                    "\(epoch) \(zone)")
             }
         }
         #expect(WidgetRotation.index(slot: .min, count: 7) == Int(((Int128(Int64.min) % 7) + 7) % 7))
@@ -273,10 +309,11 @@ import Testing
     }
 
     @Test func aTimelineNearTheEndOfTimeStopsInsteadOfTrapping() {
-        let entries = WidgetTimeline.entries(items: [.number("1")], startEpochMs: .max, hours: 24, zoneOffsetSeconds: 64_800)
+        let entries = WidgetTimeline.entries(
+            items: [.number("1")], startEpochMs: .max, hours: 24, zoneOffsetSeconds: 64_800)
         #expect(entries.count < 24)
-        let ordinary = WidgetTimeline.entries(items: [.number("1")], startEpochMs: 1_764_450_000_000, hours: 24, zoneOffsetSeconds: 3600)
+        let ordinary = WidgetTimeline.entries(
+            items: [.number("1")], startEpochMs: 1_764_450_000_000, hours: 24, zoneOffsetSeconds: 3600)
         #expect(ordinary.count == 24)
     }
 }
-

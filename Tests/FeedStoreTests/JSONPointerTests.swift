@@ -4,9 +4,11 @@ import Testing
 @Suite struct JSONPointerTests {
     let document = try! JSONParser.parse(Array(#"{"foo":["bar","baz"],"":0,"a/b":1,"m~n":8,"k":{"0":"x"}}"#.utf8))
 
-    @Test(arguments: [
-        ("", nil), ("/foo/0", "\"bar\""), ("/foo/1", "\"baz\""), ("/", "0"), ("/a~1b", "1"), ("/m~0n", "8"), ("/k/0", "\"x\""),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("", nil), ("/foo/0", "\"bar\""), ("/foo/1", "\"baz\""), ("/", "0"), ("/a~1b", "1"), ("/m~0n", "8"),
+            ("/k/0", "\"x\""),
+        ] as [(String, String?)])
     func resolvesRFC6901Examples(_ pointer: String, _ expected: String?) throws {
         let value = try #require(JSONPointer(pointer)?.resolve(in: document))
         if let expected {

@@ -6,19 +6,27 @@ import Testing
 @Suite struct PublishTests {
     let clock = FixedClock(epochMs: 1_764_450_000_000)
 
-    private func memoryStore(keepPrevious: Int = 1, graceMs: Int64 = 60_000, notifier: CountingNotifier = CountingNotifier())
-        -> (FeedStore, InMemoryFileSystem) {
+    private func memoryStore(
+        keepPrevious: Int = 1, graceMs: Int64 = 60_000, notifier: CountingNotifier = CountingNotifier()
+    )
+        -> (FeedStore, InMemoryFileSystem)
+    {
         let fileSystem = InMemoryFileSystem(clock: clock)
-        let store = FeedStore(root: "/root", configuration: FeedStoreConfiguration(keepPrevious: keepPrevious, gracePeriodMs: graceMs),
-                              fileSystem: fileSystem, clock: clock, notifier: notifier)
+        let store = FeedStore(
+            root: "/root", configuration: FeedStoreConfiguration(keepPrevious: keepPrevious, gracePeriodMs: graceMs),
+            fileSystem: fileSystem, clock: clock, notifier: notifier)
         return (store, fileSystem)
     }
 
     @Test func publishThenReadReturnsThePayloadAndAssets() throws {
         let (store, _) = memoryStore()
-        let result = try store.publish(group: "quotes", payloadJSON: bytes(#"{ "b": 1.0, "a": "x" }"#), schemaVersion: 2,
-                                       assets: [AssetInput(name: "q2.png", bytes: [2, 2]), AssetInput(name: "q1.png", bytes: [1])])
-        guard case .published(let id, let fingerprint, let assetBytes) = result else { Issue.record("not published"); return }
+        let result = try store.publish(
+            group: "quotes", payloadJSON: bytes(#"{ "b": 1.0, "a": "x" }"#), schemaVersion: 2,
+            assets: [AssetInput(name: "q2.png", bytes: [2, 2]), AssetInput(name: "q1.png", bytes: [1])])
+        guard case .published(let id, let fingerprint, let assetBytes) = result else {
+            Issue.record("not published")
+            return
+        }
         #expect(id == "1764450000000-\(fingerprint.prefix(8))")
         #expect(assetBytes == 3)
         let served = try #require(store.read(group: "quotes", schemaVersion: 2).served)
@@ -58,7 +66,9 @@ import Testing
             }
         }
         #expect(throws: PublishError.duplicateAssetName("a.png")) {
-            try store.publish(group: "g", payloadJSON: bytes("{}"), assets: [AssetInput(name: "a.png", bytes: [1]), AssetInput(name: "a.png", bytes: [2])])
+            try store.publish(
+                group: "g", payloadJSON: bytes("{}"),
+                assets: [AssetInput(name: "a.png", bytes: [1]), AssetInput(name: "a.png", bytes: [2])])
         }
         #expect(throws: PublishError.self) { try store.publish(group: "g", payloadJSON: bytes("{")) }
         #expect(fileSystem.writeCount == 0)
@@ -83,9 +93,11 @@ import Testing
 
     @Test func missingAndTruncatedGenerationsFallBack() throws {
         let (store, fileSystem) = memoryStore()
-        let first = try store.publish(group: "g", payloadJSON: bytes("[1]"), assets: [AssetInput(name: "a.jpg", bytes: [1, 2, 3])])
+        let first = try store.publish(
+            group: "g", payloadJSON: bytes("[1]"), assets: [AssetInput(name: "a.jpg", bytes: [1, 2, 3])])
         clock.advance(byMs: 1000)
-        let second = try store.publish(group: "g", payloadJSON: bytes("[2]"), assets: [AssetInput(name: "a.jpg", bytes: [4, 5, 6])])
+        let second = try store.publish(
+            group: "g", payloadJSON: bytes("[2]"), assets: [AssetInput(name: "a.jpg", bytes: [4, 5, 6])])
         // A torn write of the kind WidgetBridge allows: the asset file exists but is empty.
         fileSystem.overwrite("/root/g/generations/\(second.generationId)/assets/a.jpg", with: [])
         #expect(store.read(group: "g").served?.id == first.generationId)
@@ -104,7 +116,10 @@ import Testing
         clock.advance(byMs: 1000)
         // The served feed is [1] now, so publishing [2] again is a change, not "unchanged".
         let third = try store.publish(group: "g", payloadJSON: bytes("[2]"))
-        guard case .published = third else { Issue.record("expected a new generation"); return }
+        guard case .published = third else {
+            Issue.record("expected a new generation")
+            return
+        }
         #expect(third.generationId != second.generationId)
         #expect(store.read(group: "g").served?.id == third.generationId)
         #expect(first.generationId != third.generationId)
@@ -131,7 +146,8 @@ import Testing
         let (store, fileSystem) = memoryStore()
         _ = try store.publish(group: "g", payloadJSON: bytes("[1]"))
         try fileSystem.createDirectory("/root/g/generations/1764999999999-deadbeef.tmp")
-        try fileSystem.writeFileDurably("/root/g/generations/1764999999999-deadbeef.tmp/feed.json", contents: bytes("{"))
+        try fileSystem.writeFileDurably(
+            "/root/g/generations/1764999999999-deadbeef.tmp/feed.json", contents: bytes("{"))
         #expect(store.read(group: "g").skipped.isEmpty)
         clock.advance(byMs: 1000)
         _ = try store.publish(group: "g", payloadJSON: bytes("[2]"))
@@ -148,21 +164,27 @@ import Testing
 
     @Test func typedPublishAndRead() throws {
         struct QuoteFeed: Codable, Equatable, Sendable {
-            struct Quote: Codable, Equatable, Sendable { var id: String; var text: String }
+            struct Quote: Codable, Equatable, Sendable {
+                var id: String
+                var text: String
+            }
             var quotes: [Quote]
             var emptyText: String
         }
         let (store, _) = memoryStore()
         let feed = QuoteFeed(quotes: [.init(id: "q1", text: "Carpe diem / today")], emptyText: "Nothing yet")
         let result = try store.publish(group: "g", payload: feed, schemaVersion: 1)
-        #expect(try store.publish(group: "g", payload: feed, schemaVersion: 1) == .unchanged(generationId: result.generationId, fingerprint: result.fingerprint))
+        #expect(
+            try store.publish(group: "g", payload: feed, schemaVersion: 1)
+                == .unchanged(generationId: result.generationId, fingerprint: result.fingerprint))
         #expect(store.read(QuoteFeed.self, group: "g", schemaVersion: 1)?.payload == feed)
         #expect(store.read(QuoteFeed.self, group: "g", schemaVersion: 2) == nil)
     }
 
     @Test func concurrentPublishersAreSerialised() async throws {
         let temporary = TemporaryDirectory()
-        let store = FeedStore(root: temporary.path, configuration: FeedStoreConfiguration(keepPrevious: 1, gracePeriodMs: 0))
+        let store = FeedStore(
+            root: temporary.path, configuration: FeedStoreConfiguration(keepPrevious: 1, gracePeriodMs: 0))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<4 {
                 group.addTask {

@@ -10,7 +10,9 @@ import Testing
         let temporary = TemporaryDirectory()
         let recorder = RecordingFileSystem(wrapping: PosixFileSystem())
         let root = temporary.path + "/root"
-        let store = FeedStore(root: root, configuration: FeedStoreConfiguration(probeIntervalNanos: probeIntervalNanos), fileSystem: recorder)
+        let store = FeedStore(
+            root: root, configuration: FeedStoreConfiguration(probeIntervalNanos: probeIntervalNanos),
+            fileSystem: recorder)
         return (store, recorder, root, temporary)
     }
 

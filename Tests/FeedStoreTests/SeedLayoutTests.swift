@@ -3,7 +3,9 @@ import Testing
 
 /// The seed layout's path rules, as the seed folder and the archive reader each apply them.
 @Suite struct SeedLayoutTests {
-    private func place(_ path: String, folder: Bool = false, _ reader: SeedLayout.Reader)
+    private func place(
+        _ path: String, folder: Bool = false, _ reader: SeedLayout.Reader
+    )
         -> Result<SeedLayout.Place, SeedLayoutError>
     {
         Result { () throws(SeedLayoutError) in try SeedLayout.classify(path, isFolder: folder, for: reader) }
@@ -21,8 +23,10 @@ import Testing
             #expect(place(outside, reader) == .failure(.outsideLayout), "\(outside)")
         }
         #expect(place("assets/sub", folder: true, reader) == .failure(.outsideLayout))
-        #expect(place("assets/a b.png", reader) == .failure(
-            .unsafeAssetName("a b.png", reason: "may contain only ASCII letters, digits, '-', '_' and '.'")))
+        #expect(
+            place("assets/a b.png", reader)
+                == .failure(
+                    .unsafeAssetName("a b.png", reason: "may contain only ASCII letters, digits, '-', '_' and '.'")))
     }
 
     /// A seed folder skips what editors leave before judging the name (nobody chose `sun.jpg~`);
@@ -32,7 +36,9 @@ import Testing
             #expect(place("assets/" + name, .seedFolder) == .success(.skipped), "\(name)")
         }
         #expect(place("assets/.DS_Store", .archive) == .failure(.editorLeftover(".DS_Store")))
-        #expect(place("assets/sun.jpg~", .archive) == .failure(
-            .unsafeAssetName("sun.jpg~", reason: "may contain only ASCII letters, digits, '-', '_' and '.'")))
+        #expect(
+            place("assets/sun.jpg~", .archive)
+                == .failure(
+                    .unsafeAssetName("sun.jpg~", reason: "may contain only ASCII letters, digits, '-', '_' and '.'")))
     }
 }

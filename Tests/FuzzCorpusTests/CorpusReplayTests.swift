@@ -1,5 +1,5 @@
-import FuzzChecks
 import Foundation
+import FuzzChecks
 import Testing
 
 /// Every committed fuzz input (seeds and `regression-*` inputs in Fuzz/Corpus/<target>/)
@@ -13,7 +13,8 @@ import Testing
     func committedInputsKeepTheirProperties(_ name: String) throws {
         let target = try #require(FuzzTargets.named(name))
         let folder = Self.corpus.appendingPathComponent(name)
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }
+            .sorted()
         #expect(files.count >= 3, "Fuzz/Corpus/\(name) has seeds")
         for file in files {
             let bytes = try [UInt8](Data(contentsOf: folder.appendingPathComponent(file)))

@@ -1,5 +1,6 @@
-@testable import HTTPTransport
 import Testing
+
+@testable import HTTPTransport
 
 /// The slow-client deadlines, on a clock of their own (the live cuts are in the server's tests).
 @Suite struct ConnectionWatchdogTests {
@@ -11,7 +12,8 @@ import Testing
         let watchdog = ConnectionWatchdog(headerTimeoutSeconds: 2, minBodyBytesPerSecond: 5_000)
         let start: Int64 = 1_000 * second
         let exact = ConnectionWatchdog.Connection(fd: -1, now: start)
-        exact.phase.withLock { $0 = ConnectionWatchdog.Phase.receivingBody(since: start).adding(9_600) }  // 5,000 B/s from 0.2 s to the judging tick
+        // 5,000 B/s from 0.2 s to the judging tick.
+        exact.phase.withLock { $0 = ConnectionWatchdog.Phase.receivingBody(since: start).adding(9_600) }
         #expect(!watchdog.isLate(exact, now: start + 2 * second + ConnectionWatchdog.tickNanos / 2))
         let short = ConnectionWatchdog.Connection(fd: -1, now: start)
         short.phase.withLock { $0 = ConnectionWatchdog.Phase.receivingBody(since: start).adding(8_000) }
@@ -20,6 +22,8 @@ import Testing
         burst.phase.withLock { $0 = ConnectionWatchdog.Phase.receivingBody(since: start).adding(1_000_000) }
         #expect(!watchdog.isLate(burst, now: start + 2 * second), "the burst's own window is fine")
         burst.phase.withLock { $0 = $0.adding(100) }
-        #expect(watchdog.isLate(burst, now: start + 4 * second + ConnectionWatchdog.tickNanos), "the next window brought 100 bytes")
+        #expect(
+            watchdog.isLate(burst, now: start + 4 * second + ConnectionWatchdog.tickNanos),
+            "the next window brought 100 bytes")
     }
 }

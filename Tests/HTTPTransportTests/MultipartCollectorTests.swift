@@ -1,12 +1,17 @@
-@testable import HTTPTransport
 import Testing
+
+@testable import HTTPTransport
 
 /// How pieces from libmicrohttpd's post processor become parts, whatever the buffer boundaries.
 @Suite struct MultipartCollectorTests {
-    private func feed(_ collector: MultipartCollector, _ name: String, _ filename: String?, _ text: String, offset: UInt64) {
+    private func feed(
+        _ collector: MultipartCollector, _ name: String, _ filename: String?, _ text: String, offset: UInt64
+    ) {
         let bytes = Array(text.utf8CString.dropLast())
         _ = bytes.withUnsafeBufferPointer {
-            collector.receive(name: name, filename: filename, contentType: nil, data: $0.baseAddress, offset: offset, size: bytes.count)
+            collector.receive(
+                name: name, filename: filename, contentType: nil, data: $0.baseAddress, offset: offset,
+                size: bytes.count)
         }
     }
 

@@ -1,5 +1,6 @@
-@testable import HTTPTransport
 import Testing
+
+@testable import HTTPTransport
 
 /// The request state machine without sockets: a body's bytes, its limits and its drain.
 @Suite struct RequestStateMachineBodyTests {
@@ -65,7 +66,8 @@ import Testing
         _ = machine.receivedHead(RequestStateMachineTests.bodyHead(nil), now: now)
         _ = machine.admitted(.discard, budget: budget)
         #expect(machine.received(1, now: now + BodyDrain.maxNanos, budget: budget) == .drop)
-        #expect(machine.received(1, now: now + BodyDrain.maxNanos + 1, budget: budget) == .answer(.refusal(.bodyNotTaken)))
+        #expect(
+            machine.received(1, now: now + BodyDrain.maxNanos + 1, budget: budget) == .answer(.refusal(.bodyNotTaken)))
     }
 
     /// A sink that cannot be opened (its storage failed) drains the body and refuses it.

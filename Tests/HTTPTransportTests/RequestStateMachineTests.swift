@@ -1,5 +1,6 @@
-@testable import HTTPTransport
 import Testing
+
+@testable import HTTPTransport
 
 /// The request state machine without sockets: heads, admissions and answers. Bodies and their
 /// drains are in `RequestStateMachineBodyTests`.
@@ -51,8 +52,9 @@ import Testing
     /// A new request during a shutdown is refused from its head, as not started.
     @Test func aHeadDuringShutdownIsRefusedAtOnce() {
         var machine = Machine()
-        #expect(machine.receivedHead(HeadFacts(shuttingDown: true), now: Self.now)
-            == .answer(.refusal(.shuttingDown(started: false))))
+        #expect(
+            machine.receivedHead(HeadFacts(shuttingDown: true), now: Self.now)
+                == .answer(.refusal(.shuttingDown(started: false))))
         #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
     }
 
@@ -117,7 +119,9 @@ import Testing
         var machine = Machine()
         _ = machine.receivedHead(Self.bodyHead(2_000), now: Self.now)
         #expect(machine.admitted(.accept(limit: 1_000), budget: InflightBudget(limit: 1 << 30)) == .drain)
-        #expect(machine.state == .draining(.init(outcome: .early(.refusal(.bodyTooLarge(limit: 1_000))), dropped: 0, reserved: 0)))
+        #expect(
+            machine.state
+                == .draining(.init(outcome: .early(.refusal(.bodyTooLarge(limit: 1_000))), dropped: 0, reserved: 0)))
     }
 
     /// An admitted body reserves its declared length, and gives it back at completion.
@@ -141,7 +145,8 @@ import Testing
         var machine = Machine()
         _ = machine.receivedHead(Self.bodyHead(600), now: Self.now)
         #expect(machine.admitted(.accept(limit: 1_000), budget: budget) == .drain)
-        #expect(machine.state == .draining(.init(outcome: .early(.refusal(.inflightLimit(500))), dropped: 0, reserved: 0)))
+        #expect(
+            machine.state == .draining(.init(outcome: .early(.refusal(.inflightLimit(500))), dropped: 0, reserved: 0)))
         #expect(budget.inUse == 0)
     }
 

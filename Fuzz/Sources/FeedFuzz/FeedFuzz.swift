@@ -1,4 +1,5 @@
 import FuzzChecks
+
 #if FUZZING
 import CLibFuzzer
 #endif
@@ -103,7 +104,9 @@ enum Replay {
         defer { closedir(folder) }
         var names: [String] = []
         while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if !name.hasPrefix(".") { names.append(path + "/" + name) }
         }
         return names.sorted()

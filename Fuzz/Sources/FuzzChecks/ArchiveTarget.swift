@@ -1,6 +1,7 @@
-@testable import FeedServerKit
-import FeedStore
 import FeedArchive
+import FeedStore
+
+@testable import FeedServerKit
 
 /// Tar archives through libarchive (`TarReader`) and `ArchiveUnpacker.unpack`, the checks a
 /// `PUT /feeds/{group}/archive` body goes through before anything is published, its refusals
@@ -33,14 +34,23 @@ enum ArchiveTarget {
         switch unpack(reader) {
         case .success(let archive):
             let names = archive.assets.map(\.name)
-            try expect(Set(names).count == names.count, "asset names are unique", observed: "\(names) for \(shown(bytes))")
-            try expect(names.allSatisfy(SafeName.isSafe), "asset names are safe", observed: "\(names) for \(shown(bytes))")
-            try expect(names.count + 1 <= limits.maxEntries, "never more entries than --max-parts", observed: "\(names.count) assets")
+            try expect(
+                Set(names).count == names.count, "asset names are unique", observed: "\(names) for \(shown(bytes))")
+            try expect(
+                names.allSatisfy(SafeName.isSafe), "asset names are safe", observed: "\(names) for \(shown(bytes))")
+            try expect(
+                names.count + 1 <= limits.maxEntries, "never more entries than --max-parts",
+                observed: "\(names.count) assets")
             let total = archive.assets.reduce(archive.payload.count) { $0 + $1.source.byteCount }
-            try expect(total <= limits.maxBytes, "never more unpacked bytes than --max-body-bytes", observed: "\(total)")
-            try expect(archive.payload.count <= limits.maxPayloadBytes, "payload.json within --max-payload-bytes", observed: "\(archive.payload.count)")
+            try expect(
+                total <= limits.maxBytes, "never more unpacked bytes than --max-body-bytes", observed: "\(total)")
+            try expect(
+                archive.payload.count <= limits.maxPayloadBytes, "payload.json within --max-payload-bytes",
+                observed: "\(archive.payload.count)")
         case .failure(let problem):
-            try expect([400, 413].contains(problem.status), "a refused archive is a 400 or 413", observed: "\(problem.status) for \(shown(bytes))")
+            try expect(
+                [400, 413].contains(problem.status), "a refused archive is a 400 or 413",
+                observed: "\(problem.status) for \(shown(bytes))")
             try expect(!problem.detail.isEmpty, "a refusal says why")
         }
     }
@@ -86,28 +96,38 @@ enum ArchiveTarget {
         let result = unpack(reader)
         let total = generated.reduce(0) { $0 + $1.bytes.count }
         let payload = generated.first { $0.path == "payload.json" }
-        let expectedStatus: Int? = if generated.count > limits.maxEntries || total > limits.maxBytes || (payload?.bytes.count ?? 0) > limits.maxPayloadBytes {
-            413
-        } else if payload == nil {
-            400
-        } else {
-            nil
-        }
+        let expectedStatus: Int? =
+            if generated.count > limits.maxEntries || total > limits.maxBytes
+                || (payload?.bytes.count ?? 0) > limits.maxPayloadBytes
+            {
+                413
+            } else if payload == nil {
+                400
+            } else {
+                nil
+            }
         switch result {
         case .success(let archive):
-            try expect(expectedStatus == nil, "an archive over a limit or without payload.json is refused",
-                       observed: "accepted; expected \(expectedStatus ?? 0) for \(generated.map(\.path))")
+            try expect(
+                expectedStatus == nil, "an archive over a limit or without payload.json is refused",
+                observed: "accepted; expected \(expectedStatus ?? 0) for \(generated.map(\.path))")
             try expect(archive.payload == payload?.bytes, "payload.json unpacks to its bytes")
             let assets = generated.filter { $0.path != "payload.json" }
-            try expect(archive.assets.map(\.name) == assets.map { String($0.path.dropFirst("assets/".count)) },
-                       "the assets unpack in archive order", observed: "\(archive.assets.map(\.name)) for \(assets.map(\.path))")
+            try expect(
+                archive.assets.map(\.name) == assets.map { String($0.path.dropFirst("assets/".count)) },
+                "the assets unpack in archive order",
+                observed: "\(archive.assets.map(\.name)) for \(assets.map(\.path))")
             for (unpacked, entry) in zip(archive.assets, assets) {
                 let data = try? unpacked.source.bytes(limit: .max)
                 try expect(data == entry.bytes, "an asset unpacks to its bytes", observed: "\(entry.path)")
             }
         case .failure(let problem):
-            try expect(problem.status == expectedStatus, "a refusal is the status of the limit broken (413) or the missing payload (400)",
-                       observed: "\(problem.status) \(problem.detail); expected \(expectedStatus.map(String.init) ?? "success") for \(generated.map(\.path))")
+            try expect(
+                problem.status == expectedStatus,
+                "a refusal is the status of the limit broken (413) or the missing payload (400)",
+                observed:
+                    "\(problem.status) \(problem.detail); expected \(expectedStatus.map(String.init) ?? "success") for \(generated.map(\.path))"
+            )
         }
     }
 }

@@ -1,6 +1,7 @@
-@testable import FeedServerKit
 import FeedStore
 import HTTPTransport
+
+@testable import FeedServerKit
 
 /// `If-Match` / `If-None-Match` lists. The input is one header value, or two separated by a NUL
 /// byte (If-Match, then If-None-Match) for the write precondition.
@@ -23,41 +24,56 @@ enum EntityTagTarget {
         let members = Conditional.parseTagList(header)
         if let members {
             let written = members.map(write).joined(separator: ", ")
-            try expect(Conditional.parseTagList(written) == members, "a parsed tag list written back parses to the same list",
-                       observed: "\(shown(written)) from \(shown(header))")
+            try expect(
+                Conditional.parseTagList(written) == members, "a parsed tag list written back parses to the same list",
+                observed: "\(shown(written)) from \(shown(header))")
             var candidates = ["0123abcd"]
             for case .strong(let tag) in members { candidates.append(tag) }
             for case .weak(let tag) in members { candidates.append(tag) }
             for tag in candidates where !tag.isEmpty && tag.unicodeScalars.allSatisfy(serverTagCharacters.contains) {
                 let expected = members.contains(.any) || members.contains(.strong(tag)) || members.contains(.weak(tag))
-                try expect(Conditional.ifNoneMatch(header, matches: "\"\(tag)\"") == expected,
-                           "If-None-Match matching agrees with the parsed list for a server tag", observed: "tag \(tag) in \(shown(header))")
+                try expect(
+                    Conditional.ifNoneMatch(header, matches: "\"\(tag)\"") == expected,
+                    "If-None-Match matching agrees with the parsed list for a server tag",
+                    observed: "tag \(tag) in \(shown(header))")
             }
         }
         try checkWritePrecondition(ifMatch: header, ifNoneMatch: fields.count > 1 ? fields[1] : nil, members: members)
     }
 
-    private static func checkWritePrecondition(ifMatch: String, ifNoneMatch: String?, members: [Conditional.TagListMember]?) throws(PropertyViolation) {
-        let result = Result(catching: { () throws(Problem) in try Conditional.writePrecondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch) })
+    private static func checkWritePrecondition(
+        ifMatch: String, ifNoneMatch: String?, members: [Conditional.TagListMember]?
+    ) throws(PropertyViolation) {
+        let result = Result(catching: { () throws(Problem) in
+            try Conditional.writePrecondition(ifMatch: ifMatch, ifNoneMatch: ifNoneMatch)
+        })
         let noneMatchValid = ifNoneMatch.map { Conditional.parseTagList($0) == [.any] } ?? true
         switch result {
         case .failure(let problem):
-            try expect(members == nil || !noneMatchValid, "a well-formed precondition is accepted",
-                       observed: "\(problem.detail) for \(shown(ifMatch)) / \(ifNoneMatch.map(shown) ?? "-")")
-            try expect(problem.status == 400 && problem.type == "invalid-precondition", "a malformed precondition is a 400 invalid-precondition",
-                       observed: "\(problem.status) \(problem.type)")
+            try expect(
+                members == nil || !noneMatchValid, "a well-formed precondition is accepted",
+                observed: "\(problem.detail) for \(shown(ifMatch)) / \(ifNoneMatch.map(shown) ?? "-")")
+            try expect(
+                problem.status == 400 && problem.type == "invalid-precondition",
+                "a malformed precondition is a 400 invalid-precondition",
+                observed: "\(problem.status) \(problem.type)")
             try expect((try? JSONParser.parse(bodyBytes(problem.response))) != nil, "a problem body is valid JSON")
         case .success(let condition):
             guard let members, noneMatchValid else {
-                throw PropertyViolation(property: "a malformed precondition is refused",
-                                        observed: "\(String(describing: condition)) for \(shown(ifMatch)) / \(ifNoneMatch.map(shown) ?? "-")")
+                throw PropertyViolation(
+                    property: "a malformed precondition is refused",
+                    observed:
+                        "\(String(describing: condition)) for \(shown(ifMatch)) / \(ifNoneMatch.map(shown) ?? "-")")
             }
-            let matchCondition: WritePrecondition = members.contains(.any)
+            let matchCondition: WritePrecondition =
+                members.contains(.any)
                 ? .anyFeed
                 : .servedFingerprint(in: members.compactMap { if case .strong(let tag) = $0 { tag } else { nil } })
             let expected: WritePrecondition = ifNoneMatch == nil ? matchCondition : .all([matchCondition, .noFeed])
-            try expect(condition == expected, "If-Match keeps exactly its strong tags (or '*'), and If-None-Match adds 'no feed'",
-                       observed: "\(String(describing: condition)) for \(shown(ifMatch))")
+            try expect(
+                condition == expected,
+                "If-Match keeps exactly its strong tags (or '*'), and If-None-Match adds 'no feed'",
+                observed: "\(String(describing: condition)) for \(shown(ifMatch))")
         }
     }
 

@@ -18,18 +18,21 @@ enum FormatTarget {
 
     private static func checkEnvelope(_ input: [UInt8]) throws(PropertyViolation) {
         guard let envelope = try? Envelope.decode(input) else { return }
-        try expect((try? CompactJSON.canonicalize(envelope.compactPayload)) == envelope.compactPayload,
-                   "a decoded envelope's payload is in canonical compact form", observed: shown(envelope.compactPayload))
+        try expect(
+            (try? CompactJSON.canonicalize(envelope.compactPayload)) == envelope.compactPayload,
+            "a decoded envelope's payload is in canonical compact form", observed: shown(envelope.compactPayload))
         let encoded = envelope.encoded()
-        try expect((try? JSONParser.parse(encoded)) != nil, "an envelope encodes to valid JSON", observed: shown(encoded))
+        try expect(
+            (try? JSONParser.parse(encoded)) != nil, "an envelope encodes to valid JSON", observed: shown(encoded))
         let again: Envelope
         do {
             again = try Envelope.decode(encoded)
         } catch {
             throw PropertyViolation(property: "an encoded envelope decodes", observed: "\(error) for \(shown(encoded))")
         }
-        try expect(again == written(envelope), "an envelope decodes to what was encoded (pixel sizes kept only in pairs)",
-                   observed: shown(encoded))
+        try expect(
+            again == written(envelope), "an envelope decodes to what was encoded (pixel sizes kept only in pairs)",
+            observed: shown(encoded))
     }
 
     /// What `encoded()` is documented to keep: width and height only together.
@@ -47,7 +50,8 @@ enum FormatTarget {
         guard let pointer = Pointer.decode(input) else { return }
         let encoded = pointer.encoded()
         try expect((try? JSONParser.parse(encoded)) != nil, "a pointer encodes to valid JSON", observed: shown(encoded))
-        try expect(Pointer.decode(encoded) == pointer, "a pointer decodes to what was encoded", observed: shown(encoded))
+        try expect(
+            Pointer.decode(encoded) == pointer, "a pointer decodes to what was encoded", observed: shown(encoded))
     }
 
     private static func checkGenerationID(_ id: String) throws(PropertyViolation) {
@@ -56,12 +60,16 @@ enum FormatTarget {
             throw PropertyViolation(property: "an id with epoch milliseconds has a '-'", observed: shown(id))
         }
         let digits = id.utf8[..<dash]
-        try expect(!digits.isEmpty && digits.allSatisfy { (0x30...0x39).contains($0) } && Int64(Substring(digits)) == epochMs,
-                   "an id's epoch milliseconds are the decimal digits before its first '-'", observed: "\(epochMs) from \(shown(id))")
+        try expect(
+            !digits.isEmpty && digits.allSatisfy { (0x30...0x39).contains($0) } && Int64(Substring(digits)) == epochMs,
+            "an id's epoch milliseconds are the decimal digits before its first '-'",
+            observed: "\(epochMs) from \(shown(id))")
         let fingerprint = String(id.utf8[id.utf8.index(after: dash)...]) ?? ""
         if epochMs < 100_000_000_000_000_000 {
             let made = GenerationID.make(epochMs: epochMs, fingerprint: fingerprint)
-            try expect(GenerationID.epochMs(of: made) == epochMs, "a made id gives back its epoch milliseconds", observed: shown(made))
+            try expect(
+                GenerationID.epochMs(of: made) == epochMs, "a made id gives back its epoch milliseconds",
+                observed: shown(made))
         }
     }
 }

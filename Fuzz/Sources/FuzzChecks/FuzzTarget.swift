@@ -34,7 +34,9 @@ public enum FuzzTargets {
 }
 
 /// Throws a violation of `property` unless `condition` holds.
-func expect(_ condition: Bool, _ property: @autoclosure () -> String, observed: @autoclosure () -> String = "") throws(PropertyViolation) {
+func expect(
+    _ condition: Bool, _ property: @autoclosure () -> String, observed: @autoclosure () -> String = ""
+) throws(PropertyViolation) {
     guard condition else { throw PropertyViolation(property: property(), observed: observed()) }
 }
 

@@ -15,8 +15,9 @@ enum JSONTarget {
         do {
             value = try JSONParser.parse(input)
         } catch {
-            try expect((0...input.count).contains(error.offset), "a parse error's offset lies within the input",
-                       observed: "offset \(error.offset) for \(input.count) bytes (\(error.reason))")
+            try expect(
+                (0...input.count).contains(error.offset), "a parse error's offset lies within the input",
+                observed: "offset \(error.offset) for \(input.count) bytes (\(error.reason))")
             return
         }
         let compact = CompactJSON.bytes(value)
@@ -24,13 +25,17 @@ enum JSONTarget {
         do {
             reparsed = try JSONParser.parse(compact)
         } catch {
-            throw PropertyViolation(property: "the compact form of a parsed document parses", observed: "\(error) in \(shown(compact))")
+            throw PropertyViolation(
+                property: "the compact form of a parsed document parses", observed: "\(error) in \(shown(compact))")
         }
-        try expect(reparsed == value, "the compact form parses to the value it was written from", observed: shown(compact))
+        try expect(
+            reparsed == value, "the compact form parses to the value it was written from", observed: shown(compact))
         try expect(CompactJSON.bytes(reparsed) == compact, "compacting is a fixed point", observed: shown(compact))
-        try expect((try? CompactJSON.canonicalize(input)) == compact, "canonicalize(input) equals compact(parse(input))")
-        try expect(compact.count <= input.count, "the compact form is never longer than the input",
-                   observed: "\(compact.count) > \(input.count): \(shown(compact))")
+        try expect(
+            (try? CompactJSON.canonicalize(input)) == compact, "canonicalize(input) equals compact(parse(input))")
+        try expect(
+            compact.count <= input.count, "the compact form is never longer than the input",
+            observed: "\(compact.count) > \(input.count): \(shown(compact))")
         try checkCompactSyntax(compact)
         var visited = 0
         try checkTree(value, path: [], root: value, visited: &visited)
@@ -42,32 +47,48 @@ enum JSONTarget {
         var escaped = false
         for (offset, byte) in compact.enumerated() {
             if inString {
-                try expect(byte >= 0x20, "the compact form escapes every control character", observed: "0x\(String(byte, radix: 16)) at \(offset)")
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                try expect(
+                    byte >= 0x20, "the compact form escapes every control character",
+                    observed: "0x\(String(byte, radix: 16)) at \(offset)")
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
             } else {
-                try expect(![0x20, 0x09, 0x0A, 0x0D].contains(byte), "the compact form has no whitespace outside strings",
-                           observed: "0x\(String(byte, radix: 16)) at \(offset) in \(shown(compact))")
+                try expect(
+                    ![0x20, 0x09, 0x0A, 0x0D].contains(byte), "the compact form has no whitespace outside strings",
+                    observed: "0x\(String(byte, radix: 16)) at \(offset) in \(shown(compact))")
                 if byte == UInt8(ascii: "\"") { inString = true }
             }
         }
     }
 
     /// Unique member names (by bytes) and pointer round trips, for the first 256 nodes.
-    private static func checkTree(_ node: JSONValue, path: [String], root: JSONValue, visited: inout Int) throws(PropertyViolation) {
+    private static func checkTree(
+        _ node: JSONValue, path: [String], root: JSONValue, visited: inout Int
+    ) throws(PropertyViolation) {
         visited += 1
         guard visited <= 256 else { return }
         let text = pointerText(path)
         guard let pointer = JSONPointer(text) else {
-            throw PropertyViolation(property: "the escaped path of a node is a valid JSON Pointer", observed: shown(text))
+            throw PropertyViolation(
+                property: "the escaped path of a node is a valid JSON Pointer", observed: shown(text))
         }
-        try expect(pointer.tokens == path, "a JSON Pointer's tokens are the path it was escaped from", observed: shown(text))
-        try expect(pointer.resolve(in: root) == node, "a node's JSON Pointer resolves to that node", observed: shown(text))
+        try expect(
+            pointer.tokens == path, "a JSON Pointer's tokens are the path it was escaped from", observed: shown(text))
+        try expect(
+            pointer.resolve(in: root) == node, "a node's JSON Pointer resolves to that node", observed: shown(text))
         switch node {
         case .object(let members):
             var names = Set<[UInt8]>()
             for member in members {
-                try expect(names.insert(Array(member.name.utf8)).inserted, "no object has two members with the same name bytes",
-                           observed: shown(member.name))
+                try expect(
+                    names.insert(Array(member.name.utf8)).inserted,
+                    "no object has two members with the same name bytes",
+                    observed: shown(member.name))
                 try checkTree(member.value, path: path + [member.name], root: root, visited: &visited)
             }
         case .array(let elements):

@@ -1,8 +1,10 @@
+import HTTPTransport
+
 @testable import FeedServerKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPTransport
 
 /// A keep-alive HTTP/1.1 connection to a server on 127.0.0.1, just enough for fuzzing it: send
 /// one request, read one response with a Content-Length body. Reconnects when the server closed.
@@ -39,7 +41,8 @@ final class LoopbackConnection: @unchecked Sendable {
         if socket < 0 { try connect() }
         try send(request)
         let response = try receive()
-        if response.headers.contains(where: { $0.0.lowercased() == "connection" && $0.1.lowercased().contains("close") }) {
+        if response.headers.contains(where: { $0.0.lowercased() == "connection" && $0.1.lowercased().contains("close") }
+        ) {
             disconnect()
         }
         return response
@@ -53,7 +56,9 @@ final class LoopbackConnection: @unchecked Sendable {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             close(fd)
@@ -75,7 +80,9 @@ final class LoopbackConnection: @unchecked Sendable {
     private func send(_ bytes: [UInt8]) throws(Failure) {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { throw Failure(description: "send: errno \(errno)") }
             sent += count
         }
@@ -91,7 +98,9 @@ final class LoopbackConnection: @unchecked Sendable {
             if headerEnd == nil, let end = find([13, 10, 13, 10], in: buffer) {
                 headerEnd = end + 4
                 head = try parseHead(Array(buffer[..<end]))
-                guard let length = head?.1.first(where: { $0.0.lowercased() == "content-length" }).flatMap({ Int($0.1) }) else {
+                guard
+                    let length = head?.1.first(where: { $0.0.lowercased() == "content-length" }).flatMap({ Int($0.1) })
+                else {
                     throw Failure(description: "response without Content-Length")
                 }
                 expected = end + 4 + length
@@ -100,7 +109,9 @@ final class LoopbackConnection: @unchecked Sendable {
                 return Response(status: head.0, headers: head.1, body: Array(buffer[headerEnd!..<expected]))
             }
             let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw Failure(description: count == 0 ? "connection closed" : "recv: errno \(errno)") }
+            guard count > 0 else {
+                throw Failure(description: count == 0 ? "connection closed" : "recv: errno \(errno)")
+            }
             buffer.append(contentsOf: chunk[..<count])
         }
     }

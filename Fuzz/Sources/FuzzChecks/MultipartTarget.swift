@@ -1,8 +1,9 @@
-@testable import FeedServerKit
-import FeedStore
 import ConcurrencyPrimitives
+import FeedStore
 import HTTPTransport
 import HTTPTransportTesting
+
+@testable import FeedServerKit
 
 /// `multipart/form-data` bodies through the real daemon: libmicrohttpd's post processor feeding
 /// `MultipartCollector`, over a loopback connection to an in-process `HTTPDaemon` whose handler
@@ -14,7 +15,8 @@ import HTTPTransportTesting
 enum MultipartTarget {
     static let target = FuzzTarget(
         name: "multipart",
-        summary: "multipart/form-data through libmicrohttpd into MultipartCollector: a well-formed body yields exactly its "
+        summary:
+            "multipart/form-data through libmicrohttpd into MultipartCollector: a well-formed body yields exactly its "
             + "parts (name, filename, content type, bytes; more than --max-parts is a 413), except that a part with no "
             + "bytes followed by one with the same name and filename reads as one part (documented); any body yields "
             + "200 with parts no larger than the body, or a 400/413 problem with a JSON body.",
@@ -22,7 +24,9 @@ enum MultipartTarget {
 
     static let maxParts = 6
     static let names = ["payload", "a", "image", "x.png", "c d", "\u{e9}", "", "b"]
-    static let contentTypes = ["image/png", "application/json", "text/plain; charset=utf-8", "application/octet-stream"]
+    static let contentTypes = [
+        "image/png", "application/json", "text/plain; charset=utf-8", "application/octet-stream",
+    ]
 
     /// The daemon and a connection to it, started on first use.
     private static let server: (daemon: HTTPDaemon, connection: LoopbackConnection)? = {
@@ -36,7 +40,8 @@ enum MultipartTarget {
             // Recorded under the request's number (its path), and echoed: a check reads the parts
             // of its own request, and a response that answers another request is a finding.
             received.withLock { $0[request.rawPath] = request.parts }
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array(request.rawPath.utf8))
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/plain")], body: Array(request.rawPath.utf8))
         }
         guard let daemon = try? HTTPDaemon(settings: settings, uploads: nil, responder: responder) else { return nil }
         return (daemon, LoopbackConnection(port: daemon.port))
@@ -58,7 +63,9 @@ enum MultipartTarget {
     }
 
     static func check(_ input: [UInt8]) throws(PropertyViolation) {
-        guard let server else { throw PropertyViolation(property: "the daemon starts on a loopback port", observed: "it did not") }
+        guard let server else {
+            throw PropertyViolation(property: "the daemon starts on a loopback port", observed: "it did not")
+        }
         if let mode = input.first, mode & 1 == 1 {
             try checkRawBody(Array(input.dropFirst()), connection: server.connection)
         } else {
@@ -71,16 +78,20 @@ enum MultipartTarget {
         let (response, path) = try send(body, boundary: boundary, connection: connection)
         let expected = collected(parts)
         guard expected.count <= maxParts else {
-            try expect(response.status == 413, "more parts than --max-parts is a 413", observed: "\(response.status) for \(expected.count) parts")
+            try expect(
+                response.status == 413, "more parts than --max-parts is a 413",
+                observed: "\(response.status) for \(expected.count) parts")
             return try expectProblem(response)
         }
-        try expect(response.status == 200, "a well-formed multipart body is accepted",
-                   observed: "\(response.status) \(shown(response.body)) for \(shown(body))")
+        try expect(
+            response.status == 200, "a well-formed multipart body is accepted",
+            observed: "\(response.status) \(shown(response.body)) for \(shown(body))")
         let got = try handlerParts(for: path, response: response)?.map {
             Part(name: $0.name, filename: $0.filename, contentType: $0.contentType, bytes: $0.bytes)
         }
-        try expect(got == expected, "the collector yields exactly the parts that were sent",
-                   observed: "got \(describe(got ?? [])) expected \(describe(expected)) for \(shown(body))")
+        try expect(
+            got == expected, "the collector yields exactly the parts that were sent",
+            observed: "got \(describe(got ?? [])) expected \(describe(expected)) for \(shown(body))")
     }
 
     private static func checkRawBody(_ body: [UInt8], connection: LoopbackConnection) throws(PropertyViolation) {
@@ -90,43 +101,60 @@ enum MultipartTarget {
             let parts = try handlerParts(for: path, response: response)
             try expect(parts != nil, "an accepted multipart body reaches the handler with its parts")
             let total = parts?.reduce(0) { $0 + $1.bytes.count } ?? 0
-            try expect(total <= body.count, "parts never hold more bytes than the body", observed: "\(total) > \(body.count)")
-            try expect((parts?.count ?? 0) <= maxParts, "never more parts than --max-parts", observed: "\(parts?.count ?? 0)")
+            try expect(
+                total <= body.count, "parts never hold more bytes than the body", observed: "\(total) > \(body.count)")
+            try expect(
+                (parts?.count ?? 0) <= maxParts, "never more parts than --max-parts", observed: "\(parts?.count ?? 0)")
         case 400, 413:
             try expectProblem(response)
         default:
-            throw PropertyViolation(property: "a multipart body is answered 200, 400 or 413", observed: "\(response.status) for \(shown(body))")
+            throw PropertyViolation(
+                property: "a multipart body is answered 200, 400 or 413",
+                observed: "\(response.status) for \(shown(body))")
         }
     }
 
     /// The parts the handler was given for the request to `path`, once the response is known to
     /// answer that request (a `200` echoes its path).
-    private static func handlerParts(for path: String, response: LoopbackConnection.Response) throws(PropertyViolation) -> [MultipartPart]? {
-        try expect(response.body == Array(path.utf8), "a response answers the request it was read for",
-                   observed: "\(shown(response.body)) for \(path)")
+    private static func handlerParts(
+        for path: String, response: LoopbackConnection.Response
+    ) throws(PropertyViolation) -> [MultipartPart]? {
+        try expect(
+            response.body == Array(path.utf8), "a response answers the request it was read for",
+            observed: "\(shown(response.body)) for \(path)")
         let seen = received.withLock { received in
             defer { received.removeAll() }
             return received[path]
         }
-        try expect(seen != nil, "the handler was given the request that was sent", observed: "no handler call for \(path)")
+        try expect(
+            seen != nil, "the handler was given the request that was sent", observed: "no handler call for \(path)")
         return seen ?? nil
     }
 
-    private static func send(_ body: [UInt8], boundary: String, connection: LoopbackConnection) throws(PropertyViolation) -> (LoopbackConnection.Response, path: String) {
-        let path = "/upload/\(sequence.withLock { number in number += 1; return number })"
-        let head = "PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
+    private static func send(
+        _ body: [UInt8], boundary: String, connection: LoopbackConnection
+    ) throws(PropertyViolation) -> (LoopbackConnection.Response, path: String) {
+        let number = sequence.withLock { number in
+            number += 1
+            return number
+        }
+        let path = "/upload/\(number)"
+        let head =
+            "PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
             + "Content-Length: \(body.count)\r\n\r\n"
         do {
             return (try connection.exchange(Array(head.utf8) + body), path)
         } catch {
-            throw PropertyViolation(property: "every multipart request gets a response", observed: "\(error) for \(shown(body))")
+            throw PropertyViolation(
+                property: "every multipart request gets a response", observed: "\(error) for \(shown(body))")
         }
     }
 
     private static func expectProblem(_ response: LoopbackConnection.Response) throws(PropertyViolation) {
         let body = try? JSONParser.parse(response.body)
-        try expect(body?["status"]?.integerValue == Int64(response.status) && body?["detail"]?.stringValue != nil,
-                   "a refused multipart body gets a problem with its status and a detail", observed: shown(response.body))
+        try expect(
+            body?["status"]?.integerValue == Int64(response.status) && body?["detail"]?.stringValue != nil,
+            "a refused multipart body gets a problem with its status and a detail", observed: shown(response.body))
     }
 
     /// Parts described by the input: each piece between 0xFF bytes is a selector byte (name,
@@ -173,8 +201,10 @@ enum MultipartTarget {
     }
 
     private static func describe(_ parts: [Part]) -> String {
-        parts.map { "(\(shown($0.name)), \($0.filename.map(shown) ?? "-"), \($0.contentType ?? "-"), \($0.bytes.count) bytes)" }
-            .joined(separator: " ")
+        parts.map {
+            "(\(shown($0.name)), \($0.filename.map(shown) ?? "-"), \($0.contentType ?? "-"), \($0.bytes.count) bytes)"
+        }
+        .joined(separator: " ")
     }
 
     private static func contains(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {

@@ -1,6 +1,7 @@
-@testable import FeedServerKit
 import FeedStore
 import HTTPTransport
+
+@testable import FeedServerKit
 
 /// Request paths: splitting into segments, percent-decoding each once, and the asset route's
 /// path safety (safe names only, so the file path never leaves the generation's assets).
@@ -18,31 +19,41 @@ enum RoutingTarget {
         let path = String(decoding: input.prefix { $0 != 0 }, as: UTF8.self)
         let rawSegments = reference(path)
         let segments = Router.segments(of: path)
-        try expect(segments == rawSegments.decoded, "Router.segments agrees with a byte-level reference decoder",
-                   observed: "\(segments.map { $0.map(shown) } as Any) vs \(rawSegments.decoded.map { $0.map(shown) } as Any) for \(shown(path))")
+        try expect(
+            segments == rawSegments.decoded, "Router.segments agrees with a byte-level reference decoder",
+            observed:
+                "\(segments.map { $0.map(shown) } as Any) vs \(rawSegments.decoded.map { $0.map(shown) } as Any) for \(shown(path))"
+        )
         guard let segments else { return }
         for (raw, segment) in zip(rawSegments.raw, segments) {
-            try expect(count(of: "/", in: segment) == escapes(of: 0x2F, in: raw), "a '/' in a segment comes only from %2F in it",
-                       observed: "\(shown(segment)) from \(shown(raw))")
-            try expect(count(of: "%", in: segment) == escapes(of: 0x25, in: raw), "a '%' in a segment comes only from %25 in it (decoded once)",
-                       observed: "\(shown(segment)) from \(shown(raw))")
+            try expect(
+                count(of: "/", in: segment) == escapes(of: 0x2F, in: raw),
+                "a '/' in a segment comes only from %2F in it",
+                observed: "\(shown(segment)) from \(shown(raw))")
+            try expect(
+                count(of: "%", in: segment) == escapes(of: 0x25, in: raw),
+                "a '%' in a segment comes only from %25 in it (decoded once)",
+                observed: "\(shown(segment)) from \(shown(raw))")
             try checkQueryDecoding(raw)
         }
         // A last segment that is empty needs the slash after it, or it would be dropped.
         let reencoded = "/" + segments.map(encode).joined(separator: "/") + (segments.last == "" ? "/" : "")
-        try expect(Router.segments(of: reencoded) == segments, "percent-encoding the segments again gives the same segments",
-                   observed: shown(reencoded))
+        try expect(
+            Router.segments(of: reencoded) == segments, "percent-encoding the segments again gives the same segments",
+            observed: shown(reencoded))
         try checkSafeNames(segments)
     }
 
     /// `+` means a space in a query value and nothing special in a path.
     private static func checkQueryDecoding(_ raw: String) throws(PropertyViolation) {
         let plusEncoded = raw.replacingAll("+", with: "%20")
-        try expect(PercentDecoding.decode(raw, plusIsSpace: true) == PercentDecoding.decode(plusEncoded),
-                   "in a query, '+' decodes exactly as %20 does", observed: shown(raw))
+        try expect(
+            PercentDecoding.decode(raw, plusIsSpace: true) == PercentDecoding.decode(plusEncoded),
+            "in a query, '+' decodes exactly as %20 does", observed: shown(raw))
         if let decoded = PercentDecoding.decode(raw) {
-            try expect(count(of: "+", in: decoded) == count(of: "+", in: raw) + escapes(of: 0x2B, in: raw),
-                       "in a path, '+' stays '+'", observed: shown(raw))
+            try expect(
+                count(of: "+", in: decoded) == count(of: "+", in: raw) + escapes(of: 0x2B, in: raw),
+                "in a path, '+' stays '+'", observed: shown(raw))
         }
     }
 
@@ -50,8 +61,9 @@ enum RoutingTarget {
     /// names, the asset's file path has no `.`/`..` component and stays beneath the group.
     private static func checkSafeNames(_ segments: [String]) throws(PropertyViolation) {
         for segment in segments {
-            try expect(SafeName.isSafe(segment) == (SafeName.problem(with: segment) == nil),
-                       "SafeName.isSafe and SafeName.problem agree", observed: shown(segment))
+            try expect(
+                SafeName.isSafe(segment) == (SafeName.problem(with: segment) == nil),
+                "SafeName.isSafe and SafeName.problem agree", observed: shown(segment))
         }
         guard segments.count >= 3 else { return }
         for start in 0...(segments.count - 3) {
@@ -59,9 +71,10 @@ enum RoutingTarget {
             guard SafeName.isSafe(group), SafeName.isSafe(generation), SafeName.isSafe(name) else { continue }
             let file = GroupLayout(root: "/root", group: group).asset(generation, name)
             let components = file.split(separator: "/", omittingEmptySubsequences: false)
-            try expect(file.hasPrefix("/root/\(group)/generations/") && components.count == 7
-                           && !components.dropFirst().contains { $0.isEmpty || $0 == "." || $0 == ".." },
-                       "safe names always give a file path beneath the group's generations", observed: shown(file))
+            try expect(
+                file.hasPrefix("/root/\(group)/generations/") && components.count == 7
+                    && !components.dropFirst().contains { $0.isEmpty || $0 == "." || $0 == ".." },
+                "safe names always give a file path beneath the group's generations", observed: shown(file))
         }
     }
 
@@ -69,7 +82,8 @@ enum RoutingTarget {
     /// split on '/', drop the empty segment before a leading '/' and after a trailing one,
     /// `%XX` → byte, anything else malformed, and the result must be valid UTF-8.
     private static func reference(_ path: String) -> (raw: [String], decoded: [String]?) {
-        var pieces = Array(path.utf8).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
+        var pieces = Array(path.utf8).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(
+            Array.init)
         if path.utf8.first == UInt8(ascii: "/") { pieces.removeFirst() }
         if pieces.last?.isEmpty == true { pieces.removeLast() }
         let raw = pieces.map { String(decoding: $0, as: UTF8.self) }
@@ -79,7 +93,9 @@ enum RoutingTarget {
             var index = 0
             while index < piece.count {
                 if piece[index] == UInt8(ascii: "%") {
-                    guard index + 2 < piece.count, let high = hexDigit(piece[index + 1]), let low = hexDigit(piece[index + 2]) else {
+                    guard index + 2 < piece.count, let high = hexDigit(piece[index + 1]),
+                        let low = hexDigit(piece[index + 2])
+                    else {
                         return (raw, nil)
                     }
                     bytes.append(high * 16 + low)
@@ -110,8 +126,9 @@ enum RoutingTarget {
         var text = ""
         for byte in segment.utf8 {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 text.append(Character(Unicode.Scalar(byte)))
             default:
                 text += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
@@ -130,7 +147,9 @@ enum RoutingTarget {
         var found = 0
         var index = 0
         while index + 2 < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), let high = hexDigit(bytes[index + 1]), let low = hexDigit(bytes[index + 2]) {
+            if bytes[index] == UInt8(ascii: "%"), let high = hexDigit(bytes[index + 1]),
+                let low = hexDigit(bytes[index + 2])
+            {
                 if high * 16 + low == byte { found += 1 }
                 index += 3
             } else {

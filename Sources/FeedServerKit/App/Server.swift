@@ -1,13 +1,14 @@
+import ConcurrencyPrimitives
 import FeedImaging
 import FeedStore
+import HTTPTransport
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ConcurrencyPrimitives
-import HTTPTransport
 
 /// The running service: the store, the routes and the HTTP daemon, wired together.
 final class Server: Sendable {
@@ -145,8 +146,8 @@ final class Server: Sendable {
         return "http://\(host):\(port)"
     }
 
-    /// Stops accepting, answers parked requests, lets requests in flight (publishes above all) finish for up to `timeout`
-    /// seconds, then stops the daemon.
+    /// Stops accepting, answers parked requests, lets requests in flight (publishes above all)
+    /// finish for up to `timeoutSeconds`, then stops the daemon.
     func shutdown(timeoutSeconds: Int) {
         guard !shutDown.exchange(true, ordering: .relaxed) else { return }
         daemon.stopAccepting()

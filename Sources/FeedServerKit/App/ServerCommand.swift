@@ -1,9 +1,10 @@
+import HTTPTransport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import HTTPTransport
 
 /// `feed-server` as a command: parse options, start, wait for SIGINT/SIGTERM, shut down.
 public enum ServerCommand {
@@ -45,16 +46,22 @@ public enum ServerCommand {
             AccessLog.message("feed-server: \(error)")
             return 2
         }
-        AccessLog.message("feed-server \(ServerOptions.version) listening on \(server.baseURL) (root \(absolutePath(options.root)))")
+        AccessLog.message(
+            "feed-server \(ServerOptions.version) listening on \(server.baseURL) (root \(absolutePath(options.root)))")
         if options.token == nil, !isLoopback(options.transport.host) {
-            AccessLog.message("feed-server: WARNING: listening on \(options.transport.host) without --token: anyone who can reach this port can publish and delete feeds")
+            AccessLog.message(
+                "feed-server: WARNING: listening on \(options.transport.host) without --token: anyone who can reach "
+                    + "this port can publish and delete feeds"
+            )
         }
         if options.faultLab {
-            AccessLog.message("feed-server: fault lab on: POST /feeds/{group}/faults breaks feeds on purpose; keep it to test setups")
+            AccessLog.message(
+                "feed-server: fault lab on: POST /feeds/{group}/faults breaks feeds on purpose; keep it to test setups")
         }
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
-        AccessLog.message("feed-server: received \(received == SIGINT ? "SIGINT" : "SIGTERM"), finishing requests in flight")
+        AccessLog.message(
+            "feed-server: received \(received == SIGINT ? "SIGINT" : "SIGTERM"), finishing requests in flight")
         server.shutdown(timeoutSeconds: options.shutdownTimeoutSeconds)
         AccessLog.message("feed-server: stopped")
         return 0

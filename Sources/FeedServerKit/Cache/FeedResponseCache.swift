@@ -1,5 +1,5 @@
-import FeedStore
 import ConcurrencyPrimitives
+import FeedStore
 import HTTPTransport
 
 /// Rendered read responses per group and schema filter, revalidated on every request by
@@ -50,7 +50,9 @@ final class FeedResponseCache: Sendable {
         let okPrepared = PreparedResponse()
         let notModifiedPrepared = PreparedResponse()
 
-        init(token: ChangeToken, generation: Generation, body: SharedBody, headers: [(String, String)], isFallback: Bool) {
+        init(
+            token: ChangeToken, generation: Generation, body: SharedBody, headers: [(String, String)], isFallback: Bool
+        ) {
             self.token = token
             entityTag = Conditional.entityTag(generation.fingerprint)
             generationId = generation.id
@@ -116,7 +118,9 @@ final class FeedResponseCache: Sendable {
     func lookup(_ key: Key) -> Lookup {
         if let entry = current(key) { return .feed(entry) }
         let now = MonotonicClock.nanos()
-        if let miss = missing.withLock({ $0[key] }), now - miss.checkedAtNanos < Self.missRecheckNanos, store.isCurrent(miss.token) {
+        if let miss = missing.withLock({ $0[key] }), now - miss.checkedAtNanos < Self.missRecheckNanos,
+            store.isCurrent(miss.token)
+        {
             return .noFeed(miss.read)
         }
         let snapshot = store.snapshot(group: key.group, schemaVersion: key.schemaVersion)
@@ -140,8 +144,14 @@ final class FeedResponseCache: Sendable {
     private func render(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry {
         let tag = Conditional.entityTag(generation.fingerprint)
         var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
-        if let fallback = FeedRendering.fallbackHeader(snapshot.read, group: key.group, schemaVersion: key.schemaVersion) { headers.append(("X-Feed-Fallback", fallback)) }
-        return Entry(token: snapshot.token, generation: generation, body: SharedBody(FeedRendering.body(group: key.group, generation: generation)),
-                     headers: headers, isFallback: snapshot.read.isFallback)
+        if let fallback = FeedRendering.fallbackHeader(
+            snapshot.read, group: key.group, schemaVersion: key.schemaVersion)
+        {
+            headers.append(("X-Feed-Fallback", fallback))
+        }
+        return Entry(
+            token: snapshot.token, generation: generation,
+            body: SharedBody(FeedRendering.body(group: key.group, generation: generation)),
+            headers: headers, isFallback: snapshot.read.isFallback)
     }
 }

@@ -1,11 +1,12 @@
+import ConcurrencyPrimitives
 import FeedStore
+import HTTPTransport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ConcurrencyPrimitives
-import HTTPTransport
 
 /// Runs the fault lab's slow publishes: each on its own thread, holding its group's lock and
 /// its `.tmp` folder for the seconds asked, so the request that started it is answered at once
@@ -18,7 +19,9 @@ final class FaultLab: @unchecked Sendable {
 
     /// Starts a slow publish and returns what readers get while its `.tmp` folder is held (or
     /// why it could not start); the rename and pointer switch follow after `seconds`.
-    func slowPublish(store: FeedStore, _ request: FaultRequest, group: String, seconds: Int?) throws(ThreadStartError)
+    func slowPublish(
+        store: FeedStore, _ request: FaultRequest, group: String, seconds: Int?
+    ) throws(ThreadStartError)
         -> Result<FaultOutcome, FaultError>
     {
         let handoff = Handoff()
@@ -32,7 +35,9 @@ final class FaultLab: @unchecked Sendable {
         return handoff.wait()
     }
 
-    private func start(store: FeedStore, _ request: FaultRequest, group: String, seconds: Int?, handoff: Handoff)
+    private func start(
+        store: FeedStore, _ request: FaultRequest, group: String, seconds: Int?, handoff: Handoff
+    )
         throws(ThreadStartError)
     {
         try DetachedThread.start { [self] in

@@ -1,5 +1,5 @@
-import FeedStore
 import ConcurrencyPrimitives
+import FeedStore
 
 /// The store's notifier: tells every listener (waiters, the redraw hook) about each publish that
 /// changed a feed. Listeners are added after the store exists, since they are built on it.

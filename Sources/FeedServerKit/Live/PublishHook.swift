@@ -1,5 +1,8 @@
+import ConcurrencyPrimitives
 import Dispatch
 import FeedStore
+import HTTPTransport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -10,8 +13,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ConcurrencyPrimitives
-import HTTPTransport
 
 /// `--on-publish <command>`: runs through `/bin/sh -c` after each publish that changed a feed
 /// (never for `unchanged`), with `FEED_GROUP`, `FEED_GENERATION_ID`, `FEED_FINGERPRINT` and
@@ -34,7 +35,8 @@ final class PublishHook: Sendable {
                 "FEED_GENERATION_ID": event.generationId,
                 "FEED_FINGERPRINT": event.fingerprint,
                 "FEED_DIR": URL(fileURLWithPath: event.directory).standardizedFileURL.path,
-            ].merging(event.fault.map { ["FEED_FAULT": $0] } ?? [:]) { $1 }  // only for fault-lab injections (docs/recipes.md)
+                    // FEED_FAULT only for fault-lab injections (docs/recipes.md).
+            ].merging(event.fault.map { ["FEED_FAULT": $0] } ?? [:]) { $1 }
             do {
                 let (output, ending) = try ShellCommand.run(command, adding: variables)
                 for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
@@ -57,7 +59,8 @@ final class PublishHook: Sendable {
 enum ShellCommand {
     /// Runs `command` with this process's environment plus `variables`; returns what it printed
     /// and, when it did not exit with status 0, how it ended.
-    static func run(_ command: String, adding variables: [String: String]) throws -> (output: [UInt8], ending: String?) {
+    static func run(_ command: String, adding variables: [String: String]) throws -> (output: [UInt8], ending: String?)
+    {
         var ends: [Int32] = [-1, -1]
         _ = try Syscall.run("pipe", "on-publish hook") { pipe(&ends) }
         // Close-on-exec (pipe2 is a GNU extension Swift's Glibc module does not show): the
@@ -83,7 +86,9 @@ enum ShellCommand {
         var cursor = ProcessEnvironment.block()
         while let entry = cursor.pointee {
             let text = String(cString: entry)
-            let name = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
+            let name =
+                text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+                ?? text
             if variables[name] == nil { entries.append(text) }
             cursor += 1
         }
@@ -118,7 +123,7 @@ enum ShellCommand {
         let words: [String] = ["/bin/sh", "-c", command]
         let arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) }
         let variables: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) }
-        defer { (arguments + variables).forEach { free($0) } }
+        defer { for pointer in arguments + variables { free(pointer) } }
         var pid = pid_t()
         // posix_spawn returns its error number instead of setting errno, so Syscall.run cannot wrap it.
         let status = posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments + [nil], variables + [nil])

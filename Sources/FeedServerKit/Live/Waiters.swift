@@ -1,12 +1,13 @@
+import ConcurrencyPrimitives
 import FeedStore
+import HTTPTransport
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ConcurrencyPrimitives
-import HTTPTransport
 
 /// Everyone waiting for a feed to change: long-poll requests parked until it changes or their
 /// wait ends, and Server-Sent Event streams that get an event per change and a heartbeat.
@@ -64,7 +65,8 @@ final class Waiters: Sendable {
         // shutdown or is registered before `stop` wakes everyone.
         let parked = waiting.withLock { waiting -> Bool in
             guard running.load(ordering: .relaxed) else { return false }
-            waiting[ObjectIdentifier(suspension)] = Waiter(key: key, entityTag: entityTag, deadlineNanos: deadline, suspension: suspension)
+            waiting[ObjectIdentifier(suspension)] = Waiter(
+                key: key, entityTag: entityTag, deadlineNanos: deadline, suspension: suspension)
             return true
         }
         guard parked else {
@@ -85,7 +87,8 @@ final class Waiters: Sendable {
         stream.send(Array("retry: 2000\n\n".utf8))
         let subscribed = subscribers.withLock { subscribers -> Bool in
             guard running.load(ordering: .relaxed) else { return false }
-            subscribers[ObjectIdentifier(stream)] = Subscriber(key: key, lastFingerprint: lastEventID, lastWriteNanos: MonotonicClock.nanos(), stream: stream)
+            subscribers[ObjectIdentifier(stream)] = Subscriber(
+                key: key, lastFingerprint: lastEventID, lastWriteNanos: MonotonicClock.nanos(), stream: stream)
             return true
         }
         guard subscribed else {
@@ -119,7 +122,7 @@ final class Waiters: Sendable {
             return all.values.map(\.stream)
         }
         metrics.openWaiters.subtract(streams.count, ordering: .relaxed)
-        streams.forEach { $0.close() }
+        for stream in streams { stream.close() }
     }
 
     private func watch() {
@@ -129,7 +132,9 @@ final class Waiters: Sendable {
             wake { $0.deadlineNanos <= now }
             dropFinishedStreams()
             heartbeat(now: now)
-            check(keys: waiting.withLock { Set($0.values.map(\.key)) }.union(subscribers.withLock { Set($0.values.map(\.key)) }))
+            check(
+                keys: waiting.withLock { Set($0.values.map(\.key)) }.union(
+                    subscribers.withLock { Set($0.values.map(\.key)) }))
         }
     }
 
@@ -144,7 +149,8 @@ final class Waiters: Sendable {
             let now = MonotonicClock.nanos()
             let streams = subscribers.withLock { subscribers -> [EventStream] in
                 var due: [EventStream] = []
-                for (id, subscriber) in subscribers where subscriber.key == key && subscriber.lastFingerprint != served.fingerprint {
+                for (id, subscriber) in subscribers
+                where subscriber.key == key && subscriber.lastFingerprint != served.fingerprint {
                     subscribers[id]?.lastFingerprint = served.fingerprint
                     subscribers[id]?.lastWriteNanos = now
                     due.append(subscriber.stream)
@@ -153,7 +159,7 @@ final class Waiters: Sendable {
             }
             guard !streams.isEmpty else { continue }
             let event = Self.generationEvent(served)
-            streams.forEach { $0.send(event) }
+            for stream in streams { stream.send(event) }
         }
     }
 
@@ -161,7 +167,9 @@ final class Waiters: Sendable {
     static func generationEvent(_ entry: FeedResponseCache.Entry) -> [UInt8] {
         var data = Array("{\"generationId\":".utf8)
         CompactJSON.writeString(entry.generationId, to: &data)
-        data.append(contentsOf: ",\"fingerprint\":\"\(entry.fingerprint)\",\"generatedAtEpochMs\":\(entry.generatedAtEpochMs)}".utf8)
+        data.append(
+            contentsOf: ",\"fingerprint\":\"\(entry.fingerprint)\",\"generatedAtEpochMs\":\(entry.generatedAtEpochMs)}"
+                .utf8)
         return Array("id: \(entry.fingerprint)\nevent: generation\ndata: ".utf8) + data + Array("\n\n".utf8)
     }
 
@@ -174,14 +182,14 @@ final class Waiters: Sendable {
             }
             return streams
         }
-        due.forEach { $0.send(Array(": heartbeat\n\n".utf8)) }
+        for stream in due { stream.send(Array(": heartbeat\n\n".utf8)) }
     }
 
     /// Forgets streams whose client left (noticed when a heartbeat or event could not be written).
     private func dropFinishedStreams() {
         let dropped = subscribers.withLock { subscribers -> Int in
             let finished = subscribers.filter { $0.value.stream.isFinished }.map(\.key)
-            finished.forEach { subscribers.removeValue(forKey: $0) }
+            for key in finished { subscribers.removeValue(forKey: key) }
             return finished.count
         }
         if dropped > 0 { metrics.openWaiters.subtract(dropped, ordering: .relaxed) }
@@ -195,6 +203,6 @@ final class Waiters: Sendable {
         }
         guard !woken.isEmpty else { return }
         metrics.openWaiters.subtract(woken.count, ordering: .relaxed)
-        woken.forEach { $0.wake() }
+        for waiter in woken { waiter.wake() }
     }
 }

@@ -1,9 +1,10 @@
+import ConcurrencyPrimitives
 import FeedStore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ConcurrencyPrimitives
 
 /// Counters and a latency histogram, rendered in the Prometheus text format (0.0.4) at `/metrics`.
 final class Metrics: Sendable {
@@ -72,8 +73,11 @@ final class Metrics: Sendable {
         let routeNames = names.withLock { $0 }
         var result: [RequestKey: Int] = [:]
         for (key, count) in counts.totals() {
-            result[RequestKey(route: key.route >= 0 && key.route < routeNames.count ? routeNames[key.route] : "unmatched",
-                              method: key.method < Self.methods.count ? Self.methods[key.method] : "other", status: key.status), default: 0] += count
+            result[
+                RequestKey(
+                    route: key.route >= 0 && key.route < routeNames.count ? routeNames[key.route] : "unmatched",
+                    method: key.method < Self.methods.count ? Self.methods[key.method] : "other", status: key.status),
+                default: 0] += count
         }
         return result
     }
@@ -93,7 +97,10 @@ final class Metrics: Sendable {
         guard !report.isEmpty else { return }
         warnings.withLock { counts in
             for (code, count) in report.counts {
-                if let index = LintCode.allCases.firstIndex(of: code) { counts[index] = counts[index].addingReportingOverflow(count).overflow ? .max : counts[index] &+ count }
+                if let index = LintCode.allCases.firstIndex(of: code) {
+                    counts[index] =
+                        counts[index].addingReportingOverflow(count).overflow ? .max : counts[index] &+ count
+                }
             }
         }
     }
@@ -119,15 +126,22 @@ final class Metrics: Sendable {
             lines.append("# TYPE \(name) \(type)")
         }
         family("feedserver_http_requests_total", "counter", "HTTP requests by route template, method and status.")
-        for (key, count) in requestCounts().sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
-            lines.append("feedserver_http_requests_total{route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)")
+        for (key, count) in requestCounts().sorted(by: {
+            ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status)
+        }) {
+            let labels = "route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\""
+            lines.append("feedserver_http_requests_total{\(labels)} \(count)")
         }
-        family("feedserver_http_response_body_bytes_total", "counter", "Response body bytes sent (HEAD counts the bytes a GET would send).")
+        family(
+            "feedserver_http_response_body_bytes_total", "counter",
+            "Response body bytes sent (HEAD counts the bytes a GET would send).")
         lines.append("feedserver_http_response_body_bytes_total \(bytesServed.load(ordering: .relaxed))")
         family("feedserver_publishes_total", "counter", "Publishes by result.")
         lines.append("feedserver_publishes_total{result=\"published\"} \(published.load(ordering: .relaxed))")
         lines.append("feedserver_publishes_total{result=\"unchanged\"} \(unchanged.load(ordering: .relaxed))")
-        family("feedserver_publish_duration_seconds", "histogram", "Time to publish (canonicalise, encode images, write durably).")
+        family(
+            "feedserver_publish_duration_seconds", "histogram",
+            "Time to publish (canonicalise, encode images, write durably).")
         let histogram = publishLatency.withLock { $0 }
         for (index, bound) in Histogram.bounds.enumerated() {
             lines.append("feedserver_publish_duration_seconds_bucket{le=\"\(bound)\"} \(histogram.counts[index])")
@@ -135,21 +149,33 @@ final class Metrics: Sendable {
         lines.append("feedserver_publish_duration_seconds_bucket{le=\"+Inf\"} \(histogram.count)")
         lines.append("feedserver_publish_duration_seconds_sum \(histogram.sum)")
         lines.append("feedserver_publish_duration_seconds_count \(histogram.count)")
-        family("feedserver_publish_warnings_total", "counter", "Platform-limit and asset warnings in publish answers, by code (docs/widget-limits.md).")
+        family(
+            "feedserver_publish_warnings_total", "counter",
+            "Platform-limit and asset warnings in publish answers, by code (docs/widget-limits.md).")
         for (code, count) in zip(LintCode.allCases, warnings.withLock { $0 }) {
             lines.append("feedserver_publish_warnings_total{code=\"\(code.rawValue)\"} \(count)")
         }
-        family("feedserver_faults_injected_total", "counter", "Broken states written by the fault lab (--fault-lab), by kind.")
+        family(
+            "feedserver_faults_injected_total", "counter",
+            "Broken states written by the fault lab (--fault-lab), by kind.")
         for (kind, count) in zip(FaultKind.allCases, faults.withLock { $0 }) {
             lines.append("feedserver_faults_injected_total{kind=\"\(kind.rawValue)\"} \(count)")
         }
-        family("feedserver_fallbacks_served_total", "counter", "Reads answered with a generation other than the pointer's current one.")
+        family(
+            "feedserver_fallbacks_served_total", "counter",
+            "Reads answered with a generation other than the pointer's current one.")
         lines.append("feedserver_fallbacks_served_total \(fallbacksServed.load(ordering: .relaxed))")
-        family("feedserver_http_prepared_answers_total", "counter", "Cached reads (feeds and assets) answered before routing, from a prepared response; also in feedserver_http_requests_total.")
+        family(
+            "feedserver_http_prepared_answers_total", "counter",
+            "Cached reads (feeds and assets) answered before routing, from a prepared response; also in "
+                + "feedserver_http_requests_total."
+        )
         lines.append("feedserver_http_prepared_answers_total \(preparedAnswers.load(ordering: .relaxed))")
         family("feedserver_open_waiters", "gauge", "Clients waiting for a change (long-poll, event streams).")
         lines.append("feedserver_open_waiters \(openWaiters.load(ordering: .relaxed))")
-        family("feedserver_work_in_progress", "gauge", "Slow requests (publishes, DELETE, listings) running on the work pool.")
+        family(
+            "feedserver_work_in_progress", "gauge",
+            "Slow requests (publishes, DELETE, listings) running on the work pool.")
         lines.append("feedserver_work_in_progress \(workInProgress.load(ordering: .relaxed))")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -162,8 +188,10 @@ final class Metrics: Sendable {
 /// are counted under a lock instead (they are rare).
 final class RequestCounters: @unchecked Sendable {
     /// The statuses with a counter of their own.
-    static let statuses = [200, 201, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 406, 408, 409, 410, 411, 412, 413, 414,
-                           415, 416, 417, 422, 428, 429, 431, 500, 501, 503, 505]
+    static let statuses = [
+        200, 201, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 406, 408, 409, 410, 411, 412, 413, 414,
+        415, 416, 417, 422, 428, 429, 431, 500, 501, 503, 505,
+    ]
     /// Most routes with counters of their own (the route table has about 20).
     static let maxRoutes = 63
     private static let methodCount = 8
@@ -218,7 +246,8 @@ final class RequestCounters: @unchecked Sendable {
     func totals() -> [Key: Int] {
         var result = others.withLock { $0 }
         for index in 0..<Self.stripeCount {
-            guard let table = UnsafeMutablePointer<Atomic<Int>>(bitPattern: stripes[index].load(ordering: .acquiring)) else { continue }
+            guard let table = UnsafeMutablePointer<Atomic<Int>>(bitPattern: stripes[index].load(ordering: .acquiring))
+            else { continue }
             for slot in 0..<Self.slotsPerStripe {
                 let count = table[slot].load(ordering: .relaxed)
                 guard count > 0 else { continue }
@@ -233,15 +262,19 @@ final class RequestCounters: @unchecked Sendable {
 
     private static func stripeOfThisThread() -> Int {
         // pthread_t is the thread's descriptor address: mix it so neighbouring threads differ.
-        let mixed = UInt64(truncatingIfNeeded: UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))) &* 0x9E37_79B9_7F4A_7C15
+        let mixed =
+            UInt64(truncatingIfNeeded: UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))) &* 0x9E37_79B9_7F4A_7C15
         return Int(mixed >> 62) % stripeCount
     }
 
     private func stripe(_ index: Int) -> UnsafeMutablePointer<Atomic<Int>> {
-        if let table = UnsafeMutablePointer<Atomic<Int>>(bitPattern: stripes[index].load(ordering: .acquiring)) { return table }
+        if let table = UnsafeMutablePointer<Atomic<Int>>(bitPattern: stripes[index].load(ordering: .acquiring)) {
+            return table
+        }
         let made = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: Self.slotsPerStripe)
         for slot in 0..<Self.slotsPerStripe { (made + slot).initialize(to: Atomic(0)) }
-        let (won, current) = stripes[index].compareExchange(expected: 0, desired: UInt(bitPattern: made), ordering: .acquiringAndReleasing)
+        let (won, current) = stripes[index].compareExchange(
+            expected: 0, desired: UInt(bitPattern: made), ordering: .acquiringAndReleasing)
         if won { return made }
         made.deinitialize(count: Self.slotsPerStripe)
         made.deallocate()

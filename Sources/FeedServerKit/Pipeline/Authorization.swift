@@ -63,7 +63,8 @@ struct Authorization: Sendable {
     /// Compares SHA-256 digests byte by byte without an early exit, so neither the position of
     /// the first difference nor the token's length shows in the timing.
     static func constantTimeEqual(_ expected: String, _ presented: String) -> Bool {
-        let a = SHA256Hash.digest(Array(expected.utf8)), b = SHA256Hash.digest(Array(presented.utf8))
+        let a = SHA256Hash.digest(Array(expected.utf8))
+        let b = SHA256Hash.digest(Array(presented.utf8))
         var difference: UInt8 = 0
         for index in 0..<a.count { difference |= a[index] ^ b[index] }
         return difference == 0
@@ -78,16 +79,23 @@ struct CORSPolicy: Sendable {
     func decorate(_ response: inout HTTPResponse) {
         response.headers.append(("Access-Control-Allow-Origin", origin))
         if origin != "*" { response.headers.append(("Vary", "Origin")) }
-        response.headers.append(("Access-Control-Expose-Headers", "ETag, Location, X-Feed-Generation, X-Feed-Fallback, X-Request-Id"))
+        response.headers.append(
+            ("Access-Control-Expose-Headers", "ETag, Location, X-Feed-Generation, X-Feed-Fallback, X-Request-Id"))
     }
 
     /// The preflight answer for a route.
     func preflight(allowed: [String]) -> HTTPResponse {
-        HTTPResponse(status: 204, headers: [
-            ("Access-Control-Allow-Methods", allowed.joined(separator: ", ")),
-            ("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, If-None-Match, X-Schema-Version, X-Request-Id, Last-Event-ID"),
-            ("Access-Control-Max-Age", "600"),
-            ("Allow", (allowed + ["OPTIONS"]).joined(separator: ", ")),
-        ])
+        HTTPResponse(
+            status: 204,
+            headers: [
+                ("Access-Control-Allow-Methods", allowed.joined(separator: ", ")),
+                (
+                    "Access-Control-Allow-Headers",
+                    "Authorization, Content-Type, If-Match, If-None-Match, X-Schema-Version, X-Request-Id, "
+                        + "Last-Event-ID"
+                ),
+                ("Access-Control-Max-Age", "600"),
+                ("Allow", (allowed + ["OPTIONS"]).joined(separator: ", ")),
+            ])
     }
 }

@@ -1,8 +1,9 @@
 import FeedStore
+import HTTPTransport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPTransport
 
 /// Conditional-request rules (RFC 9110 §13) in one place.
 enum Conditional {
@@ -19,7 +20,9 @@ enum Conditional {
 
     /// The same for the request's own `If-None-Match`, read in place (no copy of the value).
     static func ifNoneMatch(in headers: RequestFields, matches entityTag: String) -> Bool {
-        headers.withBytes(of: "If-None-Match") { bytes in bytes.map { ifNoneMatch(bytes: $0, matches: entityTag) } ?? false }
+        headers.withBytes(of: "If-None-Match") { bytes in
+            bytes.map { ifNoneMatch(bytes: $0, matches: entityTag) } ?? false
+        }
     }
 
     /// The same for a value read in place as a C string (nil: no `If-None-Match`).
@@ -35,7 +38,11 @@ enum Conditional {
         var wanted = entityTag
         return wanted.withUTF8 { tag in
             // The usual revalidation: exactly our tag.
-            if bytes.count == tag.count, let sent = bytes.baseAddress, let ours = tag.baseAddress, memcmp(sent, ours, tag.count) == 0 { return true }
+            if bytes.count == tag.count, let sent = bytes.baseAddress, let ours = tag.baseAddress,
+                memcmp(sent, ours, tag.count) == 0
+            {
+                return true
+            }
             // The opaque part of our own tag: what is between its quotes.
             guard tag.count >= 2 else { return false }
             let opaque = UnsafeBufferPointer(rebasing: tag[1..<(tag.count - 1)])
@@ -137,7 +144,9 @@ enum Conditional {
             if members.contains(.any) {
                 conditions.append(.anyFeed)
             } else {
-                conditions.append(.servedFingerprint(in: members.compactMap { if case .strong(let tag) = $0 { return tag } else { return nil } }))
+                conditions.append(
+                    .servedFingerprint(
+                        in: members.compactMap { if case .strong(let tag) = $0 { return tag } else { return nil } }))
             }
         }
         if let ifNoneMatch {

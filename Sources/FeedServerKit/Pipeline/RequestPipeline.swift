@@ -68,7 +68,9 @@ final class RequestPipeline: HTTPResponder {
             case .handler(let route, let routed, let handler):
                 routeIndex = route.index
                 try authorization.check(request, route: route.name)
-                if let pool, route.offloaded.contains(where: { $0 == (request.method == "HEAD" ? "GET" : request.method) }) {
+                if let pool,
+                    route.offloaded.contains(where: { $0 == (request.method == "HEAD" ? "GET" : request.method) })
+                {
                     return offload(routed, handler, routeIndex: routeIndex, to: pool)
                 }
                 response = try handler(routed)
@@ -106,7 +108,9 @@ final class RequestPipeline: HTTPResponder {
 
     /// Runs a slow handler on the work pool with a copy of the request (its live fields die with
     /// this call); the connection waits suspended. A full queue is a 503 with `Retry-After`.
-    private func offload(_ routed: RoutedRequest, _ handler: @escaping RouteHandler, routeIndex: Int, to pool: WorkPool)
+    private func offload(
+        _ routed: RoutedRequest, _ handler: @escaping RouteHandler, routeIndex: Int, to pool: WorkPool
+    )
         -> HTTPResponse
     {
         var detached = routed
@@ -119,7 +123,9 @@ final class RequestPipeline: HTTPResponder {
             metrics.workInProgress.subtract(1, ordering: .relaxed)
             deferred.complete(finished(response, routeIndex: routeIndex, method: detached.request.method))
         }
-        guard accepted else { return finished(Problem.workQueueFull.response, routeIndex: routeIndex, method: routed.request.method) }
+        guard accepted else {
+            return finished(Problem.workQueueFull.response, routeIndex: routeIndex, method: routed.request.method)
+        }
         return .deferred(deferred)
     }
 }

@@ -141,7 +141,8 @@ struct PreparedRoute: Sendable {
         _ path: UnsafePointer<UInt8>, count: Int, literals: UnsafePointer<UInt8>?,
         segments: UnsafeBufferPointer<(start: Int, count: Int)>
     ) -> PathMatch? {
-        let slash = UInt8(ascii: "/"), percent = UInt8(ascii: "%")
+        let slash = UInt8(ascii: "/")
+        let percent = UInt8(ascii: "%")
         var match = PathMatch()
         var start = 1
         for segment in segments {
@@ -290,7 +291,9 @@ struct Router: Sendable {
                 if !slice.contains(UInt8(ascii: "%")) {
                     segments.append(String(decoding: slice, as: UTF8.self))  // nothing to decode (the usual case)
                 } else {
-                    guard let segment = PercentDecoding.decode(String(decoding: slice, as: UTF8.self)) else { return nil }
+                    guard let segment = PercentDecoding.decode(String(decoding: slice, as: UTF8.self)) else {
+                        return nil
+                    }
                     segments.append(segment)
                 }
                 start = end + 1

@@ -6,7 +6,10 @@ extension Problem {
     static var faultLabOff: Problem {
         Problem(
             status: 404, type: "fault-lab-off", title: "Fault lab is off",
-            detail: "The fault lab is off: start feed-server with --fault-lab (FEED_SERVER_FAULT_LAB=on) to write broken states on purpose.")
+            detail:
+                "The fault lab is off: start feed-server with --fault-lab (FEED_SERVER_FAULT_LAB=on) to write "
+                + "broken states on purpose."
+        )
     }
 
     /// 415 for a fault order that is not JSON.

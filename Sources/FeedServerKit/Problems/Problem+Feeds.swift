@@ -23,12 +23,15 @@ extension Problem {
     static func noFeed(group: String, schemaVersion: Int?) -> Problem {
         Problem(
             status: 404, type: "no-feed", title: "No feed",
-            detail: "Group '\(group)' has no readable generation\(schemaVersion.map { " with schemaVersion \($0)" } ?? "").")
+            detail:
+                "Group '\(group)' has no readable generation\(schemaVersion.map { " with schemaVersion \($0)" } ?? "")."
+        )
     }
 
     /// 400 for an `If-Match` that is neither `*` nor a list of entity tags.
     static func invalidIfMatch(_ value: String) -> Problem {
-        .badRequest("invalid-precondition", "Invalid If-Match", "If-Match takes * or quoted entity tags (got '\(value)').")
+        .badRequest(
+            "invalid-precondition", "Invalid If-Match", "If-Match takes * or quoted entity tags (got '\(value)').")
     }
 
     /// 400 for an `If-None-Match` other than `*` on a write.
@@ -45,7 +48,9 @@ extension Problem {
     static var tooManyWaiters: Problem {
         Problem(
             status: 503, type: "too-many-waiters", title: "Too many waiting clients",
-            detail: "The server holds as many long-polls and event streams as it allows (--max-waiters); poll without waiting, or try again shortly.",
+            detail:
+                "The server holds as many long-polls and event streams as it allows (--max-waiters); poll without "
+                + "waiting, or try again shortly.",
             headers: [("Retry-After", "5")])
     }
 
@@ -53,7 +58,9 @@ extension Problem {
     static func unsupportedPublishType(_ sent: String?) -> Problem {
         Problem(
             status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-            detail: "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file part per asset (got \(sent ?? "no Content-Type")).",
+            detail:
+                "Send the payload as application/json, or as multipart/form-data with a 'payload' part and one file "
+                + "part per asset (got \(sent ?? "no Content-Type")).",
             headers: [("Accept-Put", "application/json, multipart/form-data")])
     }
 
@@ -96,7 +103,10 @@ extension Problem {
         // Each is well-formed; together they contradict each other: 422, not 400.
         Problem(
             status: 422, type: "conflicting-schema-versions", title: "Conflicting schema versions",
-            detail: "The X-Schema-Version header (\(header)) and schemaVersion parameter (\(query)) differ; send one, or the same value in both.")
+            detail:
+                "The X-Schema-Version header (\(header)) and schemaVersion parameter (\(query)) differ; send one, "
+                + "or the same value in both."
+        )
     }
 
     /// The problem for a publish or delete the store refused.
@@ -107,14 +117,17 @@ extension Problem {
         case .invalidAssetName(let name, let reason):
             self = .badRequest("invalid-asset-name", "Invalid asset name", "Asset name '\(name)' \(reason).")
         case .duplicateAssetName(let name):
-            self = .badRequest("duplicate-asset-name", "Duplicate asset name", "Asset name '\(name)' appears more than once.")
+            self = .badRequest(
+                "duplicate-asset-name", "Duplicate asset name", "Asset name '\(name)' appears more than once.")
         case .invalidPayload(let parseError):
             self = .invalidJSON(parseError, title: "Invalid JSON payload", subject: "payload")
         case .unencodablePayload(let detail):
             self = .badRequest("invalid-json", "Invalid JSON payload", detail)
         case .feedTooLarge(let bytes, let limit):
             self = .payloadTooLarge(
-                "The feed.json this publish would write (payload, envelope and asset list) has \(bytes) bytes; the limit for writing and reading one is \(limit) (--max-payload-bytes).")
+                "The feed.json this publish would write (payload, envelope and asset list) has \(bytes) bytes; the "
+                    + "limit for writing and reading one is \(limit) (--max-payload-bytes)."
+            )
         case .storage(let fileError, let outcome):
             self = .storage(fileError, outcome: outcome)
         case .preconditionFailed(let served):
@@ -141,7 +154,8 @@ extension Problem {
             switch outcome {
             case .unchanged: "nothing was changed and readers get what they got before."
             case .visibleNotDurable:
-                "the change is visible to readers but could not be flushed to disk, so it may not survive a crash; read the feed to see what is served."
+                "the change is visible to readers but could not be flushed to disk, so it may not survive a crash; "
+                    + "read the feed to see what is served."
             }
         if fileError.kind == .noSpace {
             return Problem(

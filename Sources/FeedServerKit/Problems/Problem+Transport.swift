@@ -16,7 +16,9 @@ extension Problem {
         case .tooManyParts(let limit): self = .tooManyParts(limit)
         case .memoryPartsTooLarge(let limit):
             self = .payloadTooLarge(
-                "The payload part is larger than \(limit) bytes (--max-payload-bytes; parts kept in memory count together).")
+                "The payload part is larger than \(limit) bytes (--max-payload-bytes; parts kept in memory count "
+                    + "together)."
+            )
         case .uploadNotStored(let reason): self = .uploadNotStored(reason: reason)
         }
     }
@@ -31,11 +33,14 @@ extension Problem {
             case .differentLengths: "Content-Length is given more than once with different values"
             case .lengthAndCoding: "Content-Length and Transfer-Encoding are both given"
             case .folded:
-                "A header field is folded onto a second line (obsolete line folding, RFC 9112 §5.2), or its name starts with Content-Length or Transfer-Encoding"
+                "A header field is folded onto a second line (obsolete line folding, RFC 9112 §5.2), or its name "
+                    + "starts with Content-Length or Transfer-Encoding"
             }
         return Problem(
             status: 400, type: "ambiguous-message-length", title: "Ambiguous message length",
-            detail: "\(what), so where the body ends is ambiguous (RFC 9112 §6.3). Send one Content-Length, or chunked alone.",
+            detail:
+                "\(what), so where the body ends is ambiguous (RFC 9112 §6.3). Send one Content-Length, or chunked "
+                + "alone.",
             headers: [("Connection", "close")])
     }
 
@@ -43,7 +48,9 @@ extension Problem {
     static func unsupportedTransferCoding(_ coding: String) -> Problem {
         Problem(
             status: 501, type: "unsupported-transfer-coding", title: "Unsupported transfer coding",
-            detail: "Transfer-Encoding '\(coding)' is not supported: send the body with a Content-Length, or chunked alone.",
+            detail:
+                "Transfer-Encoding '\(coding)' is not supported: send the body with a Content-Length, or chunked "
+                + "alone.",
             headers: [("Connection", "close")])
     }
 
@@ -51,7 +58,10 @@ extension Problem {
     static func bodyTooLarge(limit: Int) -> Problem {
         Problem(
             status: 413, type: "body-too-large", title: "Request body too large",
-            detail: "The request body exceeds this request's limit of \(limit) bytes (--max-body-bytes; --max-payload-bytes for a JSON payload).")
+            detail:
+                "The request body exceeds this request's limit of \(limit) bytes (--max-body-bytes; "
+                + "--max-payload-bytes for a JSON payload)."
+        )
     }
 
     /// 413 for a declared body over a route's limit.
@@ -65,14 +75,19 @@ extension Problem {
     static var bodyNotTaken: Problem {
         Problem(
             status: 413, type: "body-too-large", title: "Request body too large",
-            detail: "This request takes no body; at most \(BodyDrain.maxBytes) bytes of one are read and dropped, within \(BodyDrain.maxNanos / 1_000_000_000) s.")
+            detail:
+                "This request takes no body; at most \(BodyDrain.maxBytes) bytes of one are read and dropped, "
+                + "within \(BodyDrain.maxNanos / 1_000_000_000) s."
+        )
     }
 
     /// 503 while other uploads hold the in-flight budget.
     static func inflightLimit(_ limit: Int) -> Problem {
         Problem(
             status: 503, type: "busy", title: "Server busy",
-            detail: "Other uploads in progress hold the server's limit of \(limit) body bytes in flight (--max-inflight-bytes); try again in a moment.",
+            detail:
+                "Other uploads in progress hold the server's limit of \(limit) body bytes in flight "
+                + "(--max-inflight-bytes); try again in a moment.",
             headers: [("Retry-After", "2")])
     }
 
@@ -89,8 +104,10 @@ extension Problem {
         Problem(
             status: 503, type: "shutting-down", title: "Shutting down",
             detail: started
-                ? "The server stopped before this request finished; it may or may not have taken effect. Retry once it is back."
-                : "The server is shutting down and did not start this request; nothing was done. Retry once it is back.",
+                ? "The server stopped before this request finished; it may or may not have taken effect. Retry once "
+                    + "it is back."
+                : "The server is shutting down and did not start this request; nothing was done. Retry once it is "
+                    + "back.",
             headers: [("Retry-After", "1")])
     }
 
@@ -123,7 +140,8 @@ extension Problem {
     static func threadUnavailable(_ error: ThreadStartError) -> Problem {
         Problem(
             status: 503, type: "busy", title: "Server busy",
-            detail: "The server could not start a thread for this request (\(error.description)); try again in a moment.",
+            detail:
+                "The server could not start a thread for this request (\(error.description)); try again in a moment.",
             headers: [("Retry-After", "1")])
     }
 
@@ -136,13 +154,16 @@ extension Problem {
     static var tokenNotAcceptedInQuery: Problem {
         Problem(
             status: 401, type: "unauthorized", title: "Unauthorized",
-            detail: "access_token in the URL is accepted only by GET /feeds/{group}/events and the long-poll GET /feeds/{group}?wait=...; send an Authorization: Bearer <token> header here.",
+            detail:
+                "access_token in the URL is accepted only by GET /feeds/{group}/events and the long-poll GET "
+                + "/feeds/{group}?wait=...; send an Authorization: Bearer <token> header here.",
             headers: [("WWW-Authenticate", "Bearer realm=\"feed-server\", error=\"invalid_request\"")])
     }
 
     /// 401 for a missing or wrong token.
     static func unauthorized(isWrite: Bool, presented: Bool) -> Problem {
-        let challenge = presented ? "Bearer realm=\"feed-server\", error=\"invalid_token\"" : "Bearer realm=\"feed-server\""
+        let challenge =
+            presented ? "Bearer realm=\"feed-server\", error=\"invalid_token\"" : "Bearer realm=\"feed-server\""
         return Problem(
             status: 401, type: "unauthorized", title: "Unauthorized",
             detail: presented

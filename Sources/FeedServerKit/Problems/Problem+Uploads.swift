@@ -10,7 +10,8 @@ extension Problem {
     /// 400 for a multipart publish without a `payload` part.
     static var missingPayloadPart: Problem {
         .badRequest(
-            "missing-payload", "Missing payload", "A multipart publish needs a part named 'payload' holding the JSON payload.")
+            "missing-payload", "Missing payload",
+            "A multipart publish needs a part named 'payload' holding the JSON payload.")
     }
 
     /// 400 for an asset name that is not a safe name.

@@ -28,7 +28,10 @@ struct Problem: Error, Sendable {
         members += extensions.map { JSONMember($0.0, $0.1) }
         var body = CompactJSON.bytes(.object(members))
         body.append(0x0A)
-        return HTTPResponse(status: status, headers: [("Content-Type", "application/problem+json"), ("Cache-Control", "no-store")] + headers, body: body)
+        return HTTPResponse(
+            status: status,
+            headers: [("Content-Type", "application/problem+json"), ("Cache-Control", "no-store")] + headers, body: body
+        )
     }
 
     /// 404 for a path no route serves.
@@ -38,9 +41,10 @@ struct Problem: Error, Sendable {
 
     /// 405 with the `Allow` header listing what the resource supports.
     static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
-        Problem(status: 405, type: "method-not-allowed", title: "Method not allowed",
-                detail: "\(method) is not supported here; use \(allowed.joined(separator: ", ")).",
-                headers: [("Allow", allowed.joined(separator: ", "))])
+        Problem(
+            status: 405, type: "method-not-allowed", title: "Method not allowed",
+            detail: "\(method) is not supported here; use \(allowed.joined(separator: ", ")).",
+            headers: [("Allow", allowed.joined(separator: ", "))])
     }
 
     /// 413 for a payload (or the feed.json made from it) beyond `--max-payload-bytes`.

@@ -1,6 +1,6 @@
+import FeedArchive
 import FeedStore
 import HTTPTransport
-import FeedArchive
 
 /// `GET` and `PUT /feeds/{group}/archive`: a group's served generation as a tar in the seed
 /// layout (`payload.json`, `meta.json`, `assets/<name>`), and such a tar published back.
@@ -17,10 +17,13 @@ struct ArchiveRoutes: Sendable {
 
     /// The route table entry.
     var route: Route {
-        Route("/feeds/{group}/archive",
-              methods: ["GET": { routed throws(Problem) in try export(routed) },
-                        "PUT": { routed throws(Problem) in try restore(routed) }],
-              bodies: ["PUT": bodies], offloaded: ["GET", "PUT"])
+        Route(
+            "/feeds/{group}/archive",
+            methods: [
+                "GET": { routed throws(Problem) in try export(routed) },
+                "PUT": { routed throws(Problem) in try restore(routed) },
+            ],
+            bodies: ["PUT": bodies], offloaded: ["GET", "PUT"])
     }
 
     private var store: FeedStore { feeds.store }
@@ -42,7 +45,8 @@ struct ArchiveRoutes: Sendable {
         }
         let archive: OpenedFile
         do { archive = try write(generation, group: group) } catch {
-            let reason = (error as? FileSystemError).map { "\($0.kind)" } ?? (error as? TarError)?.description ?? "\(error)"
+            let reason =
+                (error as? FileSystemError).map { "\($0.kind)" } ?? (error as? TarError)?.description ?? "\(error)"
             throw .exportFailed(generation: generation.id, group: group, reason: reason)
         }
         headers.insert(("Content-Type", "application/x-tar"), at: 0)
@@ -54,9 +58,12 @@ struct ArchiveRoutes: Sendable {
     private func write(_ generation: Generation, group: String) throws -> OpenedFile {
         let folder = try uploads.makeFolder()
         let spool = try folder.makeFile()
-        let writer = try TarWriter(modificationSeconds: Int(generation.generatedAtEpochMs / 1000)) { try spool.append($0) }
-        let meta = SeedMeta.encoded(schemaVersion: generation.schemaVersion, generationId: generation.id,
-                                    fingerprint: generation.fingerprint)
+        let writer = try TarWriter(modificationSeconds: Int(generation.generatedAtEpochMs / 1000)) {
+            try spool.append($0)
+        }
+        let meta = SeedMeta.encoded(
+            schemaVersion: generation.schemaVersion, generationId: generation.id,
+            fingerprint: generation.fingerprint)
         try writer.addFile(SeedLayout.metaFile, meta)
         try writer.addFile(SeedLayout.payloadFile, generation.compactPayload + [0x0A])
         if !generation.assets.isEmpty { try writer.addDirectory(SeedLayout.assetsFolder) }
@@ -99,8 +106,9 @@ struct ArchiveRoutes: Sendable {
         guard request.mediaType == "application/x-tar" else {
             throw bodies.unsupported(request.headers["Content-Type"])
         }
-        let limits = ArchiveLimits(maxEntries: maxEntries, maxBytes: feeds.maxBodyBytes,
-                                   maxPayloadBytes: store.configuration.maxFeedBytes)
+        let limits = ArchiveLimits(
+            maxEntries: maxEntries, maxBytes: feeds.maxBodyBytes,
+            maxPayloadBytes: store.configuration.maxFeedBytes)
         let unpacked: UnpackedArchive
         do {
             let reader = try ArchiveUnpacker.reader(path: request.bodyFile?.path, bytes: request.body)

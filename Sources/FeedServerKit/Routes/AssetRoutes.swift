@@ -1,5 +1,5 @@
-import FeedStore
 import ConcurrencyPrimitives
+import FeedStore
 import HTTPTransport
 
 /// `GET` and `HEAD /assets/{group}/{generationId}/{name}`: an asset's bytes, sent from the file.
@@ -38,7 +38,9 @@ struct AssetRoutes: Sendable {
     func preparedAnswer(_ request: PreparedRequest) -> PreparedAnswer? {
         guard let entry = currentEntry(path: String(cString: request.head.path)) else { return nil }
         let notModified = Conditional.ifNoneMatch(cString: request.head.ifNoneMatch, matches: entry.entityTag)
-        guard let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared, let handle = prepared.existingHandle else {
+        guard let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared,
+            let handle = prepared.existingHandle
+        else {
             return nil
         }
         return PreparedAnswer(
@@ -56,15 +58,23 @@ struct AssetRoutes: Sendable {
             throw Problem.invalidAssetPath
         }
         let notFound = Problem.noAsset(name, generation: generation, group: group)
-        guard let listed = index.assets(group: group, generation: generation, store: store)?.first(where: { $0.name == name }),
-              let (file, token) = try? store.openAssetForReuse(group: group, generationId: generation, name: name) else {
+        guard
+            let listed = index.assets(group: group, generation: generation, store: store)?.first(where: {
+                $0.name == name
+            }),
+            let (file, token) = try? store.openAssetForReuse(group: group, generationId: generation, name: name)
+        else {
             throw notFound
         }
-        guard let sha256 = listed.sha256 ?? index.hash(of: file, key: "\(group)/\(generation)/\(name)") else { throw notFound }
+        guard let sha256 = listed.sha256 ?? index.hash(of: file, key: "\(group)/\(generation)/\(name)") else {
+            throw notFound
+        }
         let tag = Conditional.entityTag(sha256)
         let format = (try? file.read(count: 8)).flatMap(ImageFormat.init(magic:))
-        let entry = AssetResponseCache.Entry(file: file, entityTag: tag, contentType: format.map { "image/\($0.rawValue)" } ?? "application/octet-stream",
-                                             token: token)
+        let entry = AssetResponseCache.Entry(
+            file: file, entityTag: tag,
+            contentType: format.map { "image/\($0.rawValue)" } ?? "application/octet-stream",
+            token: token)
         if token != nil { responses.store(key, entry) { store.isCurrentNow($0) } }
         return entry.answer(to: routed.request.headers)
     }
@@ -100,7 +110,9 @@ final class AssetResponseCache: Sendable {
             okPrepared = token == nil ? nil : PreparedResponse()
             notModifiedPrepared = token == nil ? nil : PreparedResponse()
             let headers = [("ETag", entityTag), ("Cache-Control", "public, max-age=31536000, immutable")]
-            var ok = HTTPResponse(status: 200, headers: [("Content-Type", contentType)] + headers + [("X-Content-Type-Options", "nosniff")])
+            var ok = HTTPResponse(
+                status: 200,
+                headers: [("Content-Type", contentType)] + headers + [("X-Content-Type-Options", "nosniff")])
             ok.body = .sharedFile(file.responseFile())
             var notModified = HTTPResponse(status: 304, headers: headers)
             notModified.body = .lengthOnly(file.size)

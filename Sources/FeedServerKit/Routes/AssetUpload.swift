@@ -42,7 +42,8 @@ struct AssetUpload {
         switch query["images"] {
         case nil, "encode", "pack": break
         case "raw": options.raw = true
-        case let other?: throw Problem.invalidParameter("images must be 'encode' (or 'pack') or 'raw' (got '\(other)').")
+        case let other?:
+            throw Problem.invalidParameter("images must be 'encode' (or 'pack') or 'raw' (got '\(other)').")
         }
         switch query["strict"] {
         case nil, "false": break
@@ -53,7 +54,9 @@ struct AssetUpload {
     }
 
     /// Splits the parts, checks names, and packs the images.
-    static func prepare(parts: [MultipartPart], options: Options, encoder: VipsImageEncoder, threads: Int) throws(Problem)
+    static func prepare(
+        parts: [MultipartPart], options: Options, encoder: VipsImageEncoder, threads: Int
+    ) throws(Problem)
         -> AssetUpload
     {
         var payload: [UInt8]?
@@ -92,11 +95,14 @@ struct AssetUpload {
 
     /// The packed images as store inputs.
     var assetInputs: [AssetInput] {
-        packing.packed.map { AssetInput(name: $0.name, bytes: $0.image.bytes, width: $0.image.width, height: $0.image.height) }
+        packing.packed.map {
+            AssetInput(name: $0.name, bytes: $0.image.bytes, width: $0.image.width, height: $0.image.height)
+        }
     }
 
     /// `[{"name","reason"}]`.
     static func skippedJSON(_ skipped: [AssetBudget.Skipped]) -> JSONValue {
-        .array(skipped.map { .object([JSONMember("name", .string($0.name)), JSONMember("reason", .string($0.reason))]) })
+        .array(
+            skipped.map { .object([JSONMember("name", .string($0.name)), JSONMember("reason", .string($0.reason))]) })
     }
 }

@@ -35,7 +35,9 @@ struct FaultRoutes: Sendable {
 
     func inject(_ routed: RoutedRequest, lab: FaultLab) throws(Problem) -> HTTPResponse {
         let group = routed.parameters[0]
-        if let reason = SafeName.problem(with: group) { throw Problem(PublishError.invalidGroupName(group, reason: reason)) }
+        if let reason = SafeName.problem(with: group) {
+            throw Problem(PublishError.invalidGroupName(group, reason: reason))
+        }
         guard routed.request.mediaType == "application/json" else { throw Problem.unsupportedFaultType }
         let order = try FaultOrder.parse(routed.request.body, limits: store.configuration.payloadLimits)
         let result: Result<FaultOutcome, FaultError>
@@ -75,12 +77,18 @@ struct FaultRoutes: Sendable {
     static func skippedJSON(_ read: FeedRead) -> JSONValue {
         var entries: [JSONValue] = []
         if let problem = read.pointerProblem {
-            entries.append(.object([JSONMember("id", .string("current.json")), JSONMember("reason", .string("unusable-pointer")),
-                                    JSONMember("detail", .string(problem))]))
+            entries.append(
+                .object([
+                    JSONMember("id", .string("current.json")), JSONMember("reason", .string("unusable-pointer")),
+                    JSONMember("detail", .string(problem)),
+                ]))
         }
         for skipped in read.skipped {
-            entries.append(.object([JSONMember("id", .string(skipped.id)), JSONMember("reason", .string(skipped.reason.code)),
-                                    JSONMember("detail", .string(skipped.reason.description))]))
+            entries.append(
+                .object([
+                    JSONMember("id", .string(skipped.id)), JSONMember("reason", .string(skipped.reason.code)),
+                    JSONMember("detail", .string(skipped.reason.description)),
+                ]))
         }
         return .array(entries)
     }
@@ -108,7 +116,9 @@ struct FaultOrder {
 
     static func parse(_ body: [UInt8], limits: JSONLimits) throws(Problem) -> FaultOrder {
         let value: JSONValue
-        do { value = try JSONParser.parse(body, limits: limits) } catch { throw Problem.invalidJSON(error, title: "Invalid JSON", subject: "body") }
+        do { value = try JSONParser.parse(body, limits: limits) } catch {
+            throw Problem.invalidJSON(error, title: "Invalid JSON", subject: "body")
+        }
         guard case .object(let members) = value else {
             throw Problem.invalidFault("The body must be a JSON object such as {\"kind\":\"corrupt-feed\"}.")
         }
@@ -117,18 +127,22 @@ struct FaultOrder {
             throw Problem.invalidFault("kind must be one of \(kinds).")
         }
         var order = FaultOrder(request: FaultRequest(kind: kind), seconds: nil)
-        let allowed: Set<String> = switch kind {
-        case .slowPublish: ["kind", "seconds", "payload"]
-        case .missingAsset, .truncatedAsset: ["kind", "asset"]
-        default: ["kind"]
-        }
+        let allowed: Set<String> =
+            switch kind {
+            case .slowPublish: ["kind", "seconds", "payload"]
+            case .missingAsset, .truncatedAsset: ["kind", "asset"]
+            default: ["kind"]
+            }
         if let extra = members.first(where: { !allowed.contains($0.name) }) {
             throw Problem.invalidFault(
-                "'\(extra.name)' does not apply to \(kind.rawValue) (it takes: \(allowed.sorted().joined(separator: ", "))).")
+                "'\(extra.name)' does not apply to \(kind.rawValue) (it takes: "
+                    + "\(allowed.sorted().joined(separator: ", ")))."
+            )
         }
         if kind == .slowPublish {
             guard let seconds = wholeNumber(value["seconds"]), (0...FaultKind.maxHoldSeconds).contains(seconds) else {
-                throw Problem.invalidFault("slow-publish needs seconds, an integer from 0 to \(FaultKind.maxHoldSeconds).")
+                throw Problem.invalidFault(
+                    "slow-publish needs seconds, an integer from 0 to \(FaultKind.maxHoldSeconds).")
             }
             order.seconds = seconds
             order.request.payload = value["payload"]
@@ -145,7 +159,9 @@ struct FaultOrder {
     /// A JSON number with no fraction, in any spelling JSON allows (`25`, `25.0`, `2.5e1`: JSON
     /// Schema's `integer` admits all three); nil otherwise or beyond ±10⁹.
     private static func wholeNumber(_ value: JSONValue?) -> Int? {
-        guard case .number(let literal)? = value, let number = Double(literal), number.rounded() == number, abs(number) <= 1e9 else { return nil }
+        guard case .number(let literal)? = value, let number = Double(literal), number.rounded() == number,
+            abs(number) <= 1e9
+        else { return nil }
         return Int(number)
     }
 }

@@ -9,7 +9,8 @@ enum FeedRendering {
     static func body(group: String, generation: Generation) -> [UInt8] {
         var output = Array("{\"generationId\":".utf8)
         CompactJSON.writeString(generation.id, to: &output)
-        output.append(contentsOf: ",\"schemaVersion\":\(generation.schemaVersion),\"generatedAtEpochMs\":\(generation.generatedAtEpochMs),\"fingerprint\":".utf8)
+        output.append(contentsOf: ",\"schemaVersion\":\(generation.schemaVersion)".utf8)
+        output.append(contentsOf: ",\"generatedAtEpochMs\":\(generation.generatedAtEpochMs),\"fingerprint\":".utf8)
         CompactJSON.writeString(generation.fingerprint, to: &output)
         output.append(contentsOf: ",\"payload\":".utf8)
         output.append(contentsOf: generation.compactPayload)
@@ -48,13 +49,17 @@ enum FeedRendering {
     static func fallbackHeader(_ read: FeedRead, group: String, schemaVersion: Int?) -> String? {
         guard read.isFallback else { return nil }
         var entries: [String] = []
-        if let problem = read.pointerProblem { entries.append("current.json;reason=unusable-pointer;detail=\(quoted(problem))") }
+        if let problem = read.pointerProblem {
+            entries.append("current.json;reason=unusable-pointer;detail=\(quoted(problem))")
+        }
         for skipped in read.skipped.prefix(fallbackEntriesShown) {
-            entries.append("\(headerSafe(skipped.id));reason=\(skipped.reason.code);detail=\(quoted(skipped.reason.description))")
+            entries.append(
+                "\(headerSafe(skipped.id));reason=\(skipped.reason.code);detail=\(quoted(skipped.reason.description))")
         }
         let hidden = read.skipped.count - min(read.skipped.count, fallbackEntriesShown)
         if hidden > 0 {
-            entries.append("more;count=\(hidden);see=\(quoted(generationsURL(group: group, schemaVersion: schemaVersion)))")
+            entries.append(
+                "more;count=\(hidden);see=\(quoted(generationsURL(group: group, schemaVersion: schemaVersion)))")
         }
         return entries.joined(separator: ", ")
     }
@@ -62,9 +67,12 @@ enum FeedRendering {
     /// The skipped candidates for a 404's detail, bounded the same way as `X-Feed-Fallback`.
     static func skippedSummary(_ read: FeedRead, group: String, schemaVersion: Int?) -> String? {
         guard !read.skipped.isEmpty else { return nil }
-        var summary = read.skipped.prefix(fallbackEntriesShown).map { "\($0.id) (\(clipped($0.reason.description)))" }.joined(separator: "; ")
+        var summary = read.skipped.prefix(fallbackEntriesShown).map { "\($0.id) (\(clipped($0.reason.description)))" }
+            .joined(separator: "; ")
         let hidden = read.skipped.count - min(read.skipped.count, fallbackEntriesShown)
-        if hidden > 0 { summary += "; and \(hidden) more (see \(generationsURL(group: group, schemaVersion: schemaVersion)))" }
+        if hidden > 0 {
+            summary += "; and \(hidden) more (see \(generationsURL(group: group, schemaVersion: schemaVersion)))"
+        }
         return summary
     }
 
@@ -86,8 +94,8 @@ enum FeedRendering {
     }
 }
 
-private extension String {
-    func replacingQuotes() -> String {
+extension String {
+    fileprivate func replacingQuotes() -> String {
         var result = ""
         for character in self {
             if character == "\"" || character == "\\" { result.append("\\") }

@@ -27,9 +27,13 @@ enum PublishLint {
     /// The warnings for what a publish is about to write. Recomputed on every publish, an
     /// unchanged one included, since they depend only on its content and the server's settings.
     /// Empty when the payload is not JSON: the store then refuses it with a 400.
-    static func warnings(payload: [UInt8], packing: AssetBudget.Result, lint: FeedLint, limits: JSONLimits) -> LintReport {
+    static func warnings(
+        payload: [UInt8], packing: AssetBudget.Result, lint: FeedLint, limits: JSONLimits
+    ) -> LintReport {
         guard let value = try? JSONParser.parse(payload, limits: limits) else { return LintReport(limit: maxListed) }
-        let assets = packing.packed.map { FeedLint.Asset(name: $0.name, width: $0.image.width, height: $0.image.height) }
+        let assets = packing.packed.map {
+            FeedLint.Asset(name: $0.name, width: $0.image.width, height: $0.image.height)
+        }
         var skipped: [String: String] = [:]
         for entry in packing.skipped where skipped[entry.name] == nil { skipped[entry.name] = entry.reason }
         return lint.report(payload: value, assets: assets, skipped: skipped, limit: maxListed)
@@ -45,13 +49,16 @@ enum PublishLint {
 
     /// `[{"code","detail","asset"?,"limit"?,"actual"?,"pointer"?}]`.
     static func json(_ warnings: [LintWarning]) -> JSONValue {
-        .array(warnings.map { warning in
-            var members = [JSONMember("code", .string(warning.code.rawValue)), JSONMember("detail", .string(warning.detail))]
-            if let asset = warning.asset { members.append(JSONMember("asset", .string(asset))) }
-            if let limit = warning.limit { members.append(JSONMember("limit", .number(String(limit)))) }
-            if let actual = warning.actual { members.append(JSONMember("actual", .number(String(actual)))) }
-            if let pointer = warning.pointer { members.append(JSONMember("pointer", .string(pointer))) }
-            return .object(members)
-        })
+        .array(
+            warnings.map { warning in
+                var members = [
+                    JSONMember("code", .string(warning.code.rawValue)), JSONMember("detail", .string(warning.detail)),
+                ]
+                if let asset = warning.asset { members.append(JSONMember("asset", .string(asset))) }
+                if let limit = warning.limit { members.append(JSONMember("limit", .number(String(limit)))) }
+                if let actual = warning.actual { members.append(JSONMember("actual", .number(String(actual)))) }
+                if let pointer = warning.pointer { members.append(JSONMember("pointer", .string(pointer))) }
+                return .object(members)
+            })
     }
 }

@@ -54,7 +54,9 @@ struct RotationRoutes: Sendable {
         guard let items = pointer.resolve(in: payload)?.arrayValue, !items.isEmpty else {
             throw Problem.noItems(pointer: pointerText, generation: generation.generationId)
         }
-        let entries: [JSONValue] = WidgetTimeline.entries(items: items, startEpochMs: start, hours: hours, zoneOffsetSeconds: zone).map {
+        let entries: [JSONValue] = WidgetTimeline.entries(
+            items: items, startEpochMs: start, hours: hours, zoneOffsetSeconds: zone
+        ).map {
             .object([
                 JSONMember("startEpochMs", .number(String($0.startEpochMs))),
                 JSONMember("slot", .number(String($0.slot))),
@@ -62,10 +64,11 @@ struct RotationRoutes: Sendable {
                 JSONMember("item", $0.item),
             ])
         }
-        let body = CompactJSON.bytes(.object([
-            JSONMember("generationId", .string(generation.generationId)),
-            JSONMember("entries", .array(entries)),
-        ]))
+        let body = CompactJSON.bytes(
+            .object([
+                JSONMember("generationId", .string(generation.generationId)),
+                JSONMember("entries", .array(entries)),
+            ]))
         return .json(200, body + [0x0A], headers: [("Cache-Control", "no-store")])
     }
 }
@@ -75,7 +78,8 @@ enum Parameters {
     static func int(_ text: String?, _ name: String, _ range: ClosedRange<Int>) throws(Problem) -> Int? {
         guard let text else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            throw .invalidParameter("\(name) must be an integer from \(range.lowerBound) to \(range.upperBound) (got '\(text)').")
+            throw .invalidParameter(
+                "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound) (got '\(text)').")
         }
         return value
     }
@@ -89,7 +93,9 @@ enum Parameters {
         // A range check, not arithmetic: `abs(Int64.min)` traps.
         guard let value = Int64(text), epochMsRange.contains(value) else {
             throw .invalidParameter(
-                "\(name) must be epoch milliseconds from \(epochMsRange.lowerBound) to \(epochMsRange.upperBound) (got '\(text)').")
+                "\(name) must be epoch milliseconds from \(epochMsRange.lowerBound) to \(epochMsRange.upperBound) "
+                    + "(got '\(text)')."
+            )
         }
         return value
     }

@@ -39,10 +39,13 @@ struct SeedPublisher: Sendable {
     func publish(group: String, trigger: String) -> Outcome {
         let outcome = attempt(group)
         switch outcome {
-        case .published(let id): AccessLog.message("feed-server: \(trigger): group '\(group)' published generation \(id)")
-        case .unchanged: if trigger == "seed" { AccessLog.message("feed-server: \(trigger): group '\(group)' unchanged") }
+        case .published(let id):
+            AccessLog.message("feed-server: \(trigger): group '\(group)' published generation \(id)")
+        case .unchanged:
+            if trigger == "seed" { AccessLog.message("feed-server: \(trigger): group '\(group)' unchanged") }
         case .failed(let reason):
-            let served = store.read(group: group).served.map { "generation \($0.id) stays served" } ?? "the group has no feed"
+            let served =
+                store.read(group: group).served.map { "generation \($0.id) stays served" } ?? "the group has no feed"
             let trimmed = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
             AccessLog.message("feed-server: \(trigger): group '\(group)' skipped: \(trimmed); \(served)")
         }
@@ -52,7 +55,9 @@ struct SeedPublisher: Sendable {
     private func attempt(_ group: String) -> Outcome {
         let seed: SeedGroup
         do {
-            seed = try folder.read(group: group, maxPayloadBytes: store.configuration.maxFeedBytes, maxAssets: maxAssets, maxAssetBytes: maxAssetBytes)
+            seed = try folder.read(
+                group: group, maxPayloadBytes: store.configuration.maxFeedBytes, maxAssets: maxAssets,
+                maxAssetBytes: maxAssetBytes)
         } catch {
             return .failed(error.description)
         }
@@ -65,10 +70,13 @@ struct SeedPublisher: Sendable {
             return .failed(error.detail)
         }
         for skipped in upload.packing.skipped {
-            AccessLog.message("feed-server: seed: group '\(group)': asset '\(skipped.name)' left out: \(skipped.reason)")
+            AccessLog.message(
+                "feed-server: seed: group '\(group)': asset '\(skipped.name)' left out: \(skipped.reason)")
         }
         do {
-            switch try store.publish(group: group, payloadJSON: upload.payload, schemaVersion: seed.schemaVersion, assets: upload.assetInputs) {
+            switch try store.publish(
+                group: group, payloadJSON: upload.payload, schemaVersion: seed.schemaVersion, assets: upload.assetInputs
+            ) {
             case .published(let id, _, _): return .published(generationId: id)
             case .unchanged: return .unchanged
             }

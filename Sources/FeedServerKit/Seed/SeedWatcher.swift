@@ -1,9 +1,10 @@
+import ConcurrencyPrimitives
 import FeedStore
+import HTTPTransport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ConcurrencyPrimitives
-import HTTPTransport
 
 #if os(Linux)
 /// `--watch`: republishes a seed group when its files change. inotify watches the seed folder,
@@ -35,15 +36,19 @@ final class SeedWatcher: @unchecked Sendable {
         case assets(String)
     }
 
-    private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_DELETE_SELF
-                                     | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
+    private static let mask = UInt32(
+        IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_DELETE_SELF
+            | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
     /// A watcher over the publisher's folder; `start` begins watching.
     init(publisher: SeedPublisher, debounceMillis: Int32 = 200) throws {
         self.publisher = publisher
         self.debounceMillis = debounceMillis
         let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard descriptor >= 0 else { throw Server.StartError(description: "--watch: inotify is not available (\(String(cString: strerror(errno))))") }
+        guard descriptor >= 0 else {
+            throw Server.StartError(
+                description: "--watch: inotify is not available (\(String(cString: strerror(errno))))")
+        }
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             close(descriptor)
@@ -56,7 +61,8 @@ final class SeedWatcher: @unchecked Sendable {
         inotify = descriptor
         wake = (ends[0], ends[1])
         guard add(publisher.folder.path, as: .root) else {
-            throw Server.StartError(description: "--watch: the seed folder cannot be watched (\(String(cString: strerror(errno))))")
+            throw Server.StartError(
+                description: "--watch: the seed folder cannot be watched (\(String(cString: strerror(errno))))")
         }
         for group in (try? publisher.folder.groups()) ?? [] { watchGroup(group) }
     }
@@ -99,7 +105,10 @@ final class SeedWatcher: @unchecked Sendable {
     private func run() {
         var dirty = Set<String>()
         var quietSince: Int64 = 0
-        var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.0, events: Int16(POLLIN), revents: 0)]
+        var descriptors = [
+            pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wake.0, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             var timeout: Int32 = rootLost ? Int32(Self.rootRetryMillis) : -1
             if !dirty.isEmpty {
@@ -111,7 +120,8 @@ final class SeedWatcher: @unchecked Sendable {
             if descriptors[1].revents != 0 { return }
             if rootLost, add(publisher.folder.path, as: .root) {
                 rootLost = false
-                AccessLog.message("feed-server: watch: the seed folder is there again; watching it and republishing its groups")
+                AccessLog.message(
+                    "feed-server: watch: the seed folder is there again; watching it and republishing its groups")
                 for group in (try? publisher.folder.groups()) ?? [] {
                     watchGroup(group)
                     dirty.insert(group)
@@ -136,7 +146,8 @@ final class SeedWatcher: @unchecked Sendable {
     private func republish(_ group: String) {
         let folder = publisher.folder.groupPath(group)
         guard PosixFileSystem().status(folder)?.kind == .directory else {
-            AccessLog.message("feed-server: watch: group '\(group)' was removed from the seed folder; its feed stays served")
+            AccessLog.message(
+                "feed-server: watch: group '\(group)' was removed from the seed folder; its feed stays served")
             return
         }
         publisher.publish(group: group, trigger: "watch")
@@ -154,9 +165,11 @@ final class SeedWatcher: @unchecked Sendable {
             let header = MemoryLayout<inotify_event>.size
             while offset + header <= count {
                 let (descriptor, mask, length) = buffer.withUnsafeBytes { raw in
-                    (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
-                     raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                    (
+                        raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                        raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                        Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    )
                 }
                 let nameEnd = min(count, offset + header + length)
                 let name = String(decoding: buffer[(offset + header)..<nameEnd].prefix { $0 != 0 }, as: UTF8.self)
@@ -185,7 +198,9 @@ final class SeedWatcher: @unchecked Sendable {
                     if isDirectory, created { watchGroup(name) }
                     if isDirectory { groups.insert(name) }
                 case .group(let group)?:
-                    if name == "assets", isDirectory, created { _ = add(publisher.folder.groupPath(group) + "/assets", as: .assets(group)) }
+                    if name == "assets", isDirectory, created {
+                        _ = add(publisher.folder.groupPath(group) + "/assets", as: .assets(group))
+                    }
                     if !name.isEmpty, !SeedFolder.isEditorLeftover(name) { groups.insert(group) }
                 case .assets(let group)?:
                     if !SeedFolder.isEditorLeftover(name) { groups.insert(group) }
@@ -204,7 +219,10 @@ final class SeedWatcher: @unchecked Sendable {
         watched.removeAll()
         guard !rootLost else { return }
         rootLost = true
-        AccessLog.message("feed-server: watch: the seed folder was moved or deleted; its feeds stay served, and it is watched again as soon as a folder is back at its path")
+        AccessLog.message(
+            "feed-server: watch: the seed folder was moved or deleted; its feeds stay served, and it is watched "
+                + "again as soon as a folder is back at its path"
+        )
     }
 
     private func watchGroup(_ group: String) {
@@ -226,7 +244,8 @@ final class SeedWatcher: @unchecked Sendable {
 final class SeedWatcher: Sendable {
     /// Always throws: there is no watcher on this platform.
     init(publisher: SeedPublisher, debounceMillis: Int32 = 200) throws {
-        throw Server.StartError(description: "--watch needs inotify (Linux); on a Mac, run the container (docs/recipes.md)")
+        throw Server.StartError(
+            description: "--watch needs inotify (Linux); on a Mac, run the container (docs/recipes.md)")
     }
 
     /// Never reached.

@@ -19,9 +19,11 @@ public struct AssetBudget: Sendable, Equatable {
     public var qualityStep: Int
 
     /// Creates a budget; the defaults are WidgetBridge's.
-    public init(maxDimension: Int = 512, minDimension: Int = 128, maxBytesPerImage: Int = 2 << 20,
-                maxBytesTotal: Int = 8 << 20, maxDecodedBytes: Int? = nil, jpegQuality: Int = 80,
-                minJPEGQuality: Int = 40, qualityStep: Int = 10) {
+    public init(
+        maxDimension: Int = 512, minDimension: Int = 128, maxBytesPerImage: Int = 2 << 20,
+        maxBytesTotal: Int = 8 << 20, maxDecodedBytes: Int? = nil, jpegQuality: Int = 80,
+        minJPEGQuality: Int = 40, qualityStep: Int = 10
+    ) {
         self.maxDimension = maxDimension
         self.minDimension = min(minDimension, maxDimension)
         self.maxBytesPerImage = maxBytesPerImage
@@ -114,10 +116,14 @@ public struct AssetBudget: Sendable, Equatable {
     }
 
     /// `pack` with renderers supplied per candidate index (for example prepared in parallel).
-    public func pack(_ candidates: [Candidate], renderer: (Int, ImageFormat) throws(AssetEncodingError) -> any ImageRendering) -> Result {
+    public func pack(
+        _ candidates: [Candidate], renderer: (Int, ImageFormat) throws(AssetEncodingError) -> any ImageRendering
+    ) -> Result {
         var result = Result(packed: [], skipped: [])
         for (index, candidate) in candidates.enumerated() {
-            switch fit(candidate, used: result, renderer: { format throws(AssetEncodingError) in try renderer(index, format) }) {
+            switch fit(
+                candidate, used: result, renderer: { format throws(AssetEncodingError) in try renderer(index, format) })
+            {
             case .success(let image): result.packed.append(Packed(name: candidate.name, image: image))
             case .failure(let error): result.skipped.append(Skipped(name: candidate.name, reason: error.description))
             }
@@ -138,7 +144,11 @@ public struct AssetBudget: Sendable, Equatable {
             }
             // The size is known without reading: an upload over the per-image limit is never loaded.
             if candidate.source.byteCount > maxBytesPerImage {
-                result.skipped.append(Skipped(name: candidate.name, reason: "\(candidate.source.byteCount) bytes exceeds the per-image limit of \(maxBytesPerImage)"))
+                result.skipped.append(
+                    Skipped(
+                        name: candidate.name,
+                        reason: "\(candidate.source.byteCount) bytes exceeds the per-image limit of \(maxBytesPerImage)"
+                    ))
                 continue
             }
             do {
@@ -162,8 +172,10 @@ public struct AssetBudget: Sendable, Equatable {
         return result
     }
 
-    private func fit(_ candidate: Candidate, used: Result,
-                     renderer makeRenderer: (ImageFormat) throws(AssetEncodingError) -> any ImageRendering) -> Swift.Result<EncodedImage, AssetEncodingError> {
+    private func fit(
+        _ candidate: Candidate, used: Result,
+        renderer makeRenderer: (ImageFormat) throws(AssetEncodingError) -> any ImageRendering
+    ) -> Swift.Result<EncodedImage, AssetEncodingError> {
         guard let format = ImageFormat(fileName: candidate.name) else {
             return .failure(AssetEncodingError("the name must end in .jpg, .jpeg or .png to choose the output format"))
         }
@@ -177,7 +189,10 @@ public struct AssetBudget: Sendable, Equatable {
                     lastProblem = problem
                 }
             }
-            return .failure(AssetEncodingError("\(lastProblem) even at \(minDimension) px" + (format == .jpeg ? " and quality \(minJPEGQuality)" : "")))
+            return .failure(
+                AssetEncodingError(
+                    "\(lastProblem) even at \(minDimension) px"
+                        + (format == .jpeg ? " and quality \(minJPEGQuality)" : "")))
         } catch {
             return .failure(error)
         }
@@ -190,10 +205,14 @@ public struct AssetBudget: Sendable, Equatable {
         }
         let left = maxBytesTotal - used.totalBytes
         if image.bytes.count > left {
-            return "\(image.bytes.count) bytes exceeds the \(max(0, left)) bytes left of the generation budget of \(maxBytesTotal)"
+            return
+                "\(image.bytes.count) bytes exceeds the \(max(0, left)) bytes left of the generation budget of "
+                + "\(maxBytesTotal)"
         }
         if let limit = maxDecodedBytes, used.totalDecodedBytes + image.decodedBytes > limit {
-            return "\(image.decodedBytes) decoded bytes exceeds the \(max(0, limit - used.totalDecodedBytes)) left of maxDecodedBytes \(limit)"
+            return
+                "\(image.decodedBytes) decoded bytes exceeds the \(max(0, limit - used.totalDecodedBytes)) left of "
+                + "maxDecodedBytes \(limit)"
         }
         return nil
     }

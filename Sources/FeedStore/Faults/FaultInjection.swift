@@ -59,30 +59,45 @@ extension FeedStore {
     /// For `slow-publish`, `hold` is called (lock held) with what readers get while the complete
     /// `.tmp` folder waits; the rename and the pointer switch follow when it returns, and the
     /// outcome returned is the one after them.
-    public func injectFault(_ request: FaultRequest, group: String, hold: (FaultOutcome) -> Void = { _ in }) throws(FaultError) -> FaultOutcome {
+    public func injectFault(
+        _ request: FaultRequest, group: String, hold: (FaultOutcome) -> Void = { _ in }
+    ) throws(FaultError) -> FaultOutcome {
         if let reason = SafeName.problem(with: group) { throw .invalidGroupName(group, reason: reason) }
         let layout = GroupLayout(root: root, group: group)
         // Taking the lock would create the group: refuse first what cannot apply to a group that has nothing.
         if request.kind.copiesServedGeneration, fileSystem.status(layout.generations)?.kind != .directory {
-            throw .notApplicable("\(request.kind.rawValue) copies the served generation, and group '\(group)' has none: publish one first.")
+            throw .notApplicable(
+                "\(request.kind.rawValue) copies the served generation, and group '\(group)' has none: publish one "
+                    + "first."
+            )
         }
-        let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
-                                      clock: clock, schedule: retention)
+        let publisher = FeedPublisher(
+            fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
+            clock: clock, schedule: retention)
         let injector = FaultInjector(fileSystem: fileSystem, layout: layout, clock: clock, publisher: publisher)
         let result: Result<FaultOutcome, FaultError>
         do {
             result = try publisher.underGroupLock("inject fault") {
                 try publisher.ensureGenerationsFolder()
-                do { return .success(try injector.inject(request, hold: hold)) } catch let error as FaultError { return .failure(error) }
+                do { return .success(try injector.inject(request, hold: hold)) } catch let error as FaultError {
+                    return .failure(error)
+                }
             }
         } catch {
             if case .storage(let fileError, _) = error { throw .storage(fileError) }
-            throw .storage(FileSystemError(kind: .other, operation: "inject fault", path: layout.directory).relativized(to: root))
+            throw .storage(
+                FileSystemError(kind: .other, operation: "inject fault", path: layout.directory).relativized(to: root))
         }
         let outcome = try result.get()
-        let generation = outcome.generationId.flatMap { try? FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits).load($0, schemaVersion: nil).get() }
-        notifier.feedPublished(PublishEvent(group: group, generationId: outcome.generationId ?? "", fingerprint: generation?.fingerprint ?? "",
-                                            directory: layout.generation(outcome.generationId ?? "current.json"), fault: request.kind.rawValue))
+        let generation = outcome.generationId.flatMap {
+            try? FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits).load(
+                $0, schemaVersion: nil
+            ).get()
+        }
+        notifier.feedPublished(
+            PublishEvent(
+                group: group, generationId: outcome.generationId ?? "", fingerprint: generation?.fingerprint ?? "",
+                directory: layout.generation(outcome.generationId ?? "current.json"), fault: request.kind.rawValue))
         return outcome
     }
 }
@@ -112,8 +127,9 @@ struct FaultInjector {
 
     func inject(_ request: FaultRequest, hold: (FaultOutcome) -> Void) throws -> FaultOutcome {
         let start = try begin()
-        var entry = FaultRecord.Entry(kind: request.kind, generationId: nil, readerSchemaVersion: start.schemaVersion,
-                                      injectedAtEpochMs: clock.nowEpochMs(), pointerSHA256: nil)
+        var entry = FaultRecord.Entry(
+            kind: request.kind, generationId: nil, readerSchemaVersion: start.schemaVersion,
+            injectedAtEpochMs: clock.nowEpochMs(), pointerSHA256: nil)
         let detail: String
         switch request.kind {
         case .danglingPointer: detail = try danglingPointer(start, &entry)
@@ -136,7 +152,8 @@ struct FaultInjector {
         if let served = before.read.served, let earlier = record.entries.last(where: { $0.generationId == served.id }) {
             version = earlier.readerSchemaVersion
         }
-        return Start(before: before, record: record, schemaVersion: version, base: reader.read(schemaVersion: version).served)
+        return Start(
+            before: before, record: record, schemaVersion: version, base: reader.read(schemaVersion: version).served)
     }
 
     private func note(_ entry: FaultRecord.Entry, in record: FaultRecord) throws {
@@ -148,9 +165,10 @@ struct FaultInjector {
     private func outcome(_ entry: FaultRecord.Entry, detail: String) -> FaultOutcome {
         var widgetBridge = reader
         widgetBridge.verifiesAssets = false
-        return FaultOutcome(kind: entry.kind, generationId: entry.generationId, schemaVersion: entry.readerSchemaVersion,
-                            widgetBridgeRead: widgetBridge.read(schemaVersion: entry.readerSchemaVersion),
-                            serverRead: reader.read(schemaVersion: entry.readerSchemaVersion), detail: detail)
+        return FaultOutcome(
+            kind: entry.kind, generationId: entry.generationId, schemaVersion: entry.readerSchemaVersion,
+            widgetBridgeRead: widgetBridge.read(schemaVersion: entry.readerSchemaVersion),
+            serverRead: reader.read(schemaVersion: entry.readerSchemaVersion), detail: detail)
     }
 
     // MARK: Generations copied from the served one, then broken
@@ -164,20 +182,28 @@ struct FaultInjector {
 
     private func copy(_ start: Start, kind: FaultKind, schemaVersion: Int, payload: [UInt8]? = nil) throws -> Copy {
         guard let base = start.base else {
-            throw FaultError.notApplicable("\(kind.rawValue) copies the served generation, and the group has no readable generation of schemaVersion \(start.schemaVersion): publish one first.")
+            throw FaultError.notApplicable(
+                "\(kind.rawValue) copies the served generation, and the group has no readable generation of "
+                    + "schemaVersion \(start.schemaVersion): publish one first."
+            )
         }
         var assets: [AssetInput] = []
         var stored: [StoredAsset] = []
         for info in base.assets {
             let bytes = try fileSystem.readFile(layout.asset(base.id, info.name), limit: Self.maxAssetBytes)
             assets.append(AssetInput(name: info.name, bytes: bytes, width: info.width, height: info.height))
-            stored.append(StoredAsset(name: info.name, byteCount: bytes.count, sha256: SHA256Hash.hex(bytes), width: info.width, height: info.height))
+            stored.append(
+                StoredAsset(
+                    name: info.name, byteCount: bytes.count, sha256: SHA256Hash.hex(bytes), width: info.width,
+                    height: info.height))
         }
         let compact = payload ?? base.compactPayload
-        let fingerprint = Fingerprint.compute(schemaVersion: schemaVersion, compactPayload: compact, assets: stored.map(\.fingerprintLine))
+        let fingerprint = Fingerprint.compute(
+            schemaVersion: schemaVersion, compactPayload: compact, assets: stored.map(\.fingerprintLine))
         let (id, epochMs) = freshID(fingerprint: fingerprint, start)
-        let envelope = Envelope(schemaVersion: schemaVersion, generatedAtEpochMs: epochMs,
-                                fingerprint: fingerprint, compactPayload: compact, assets: stored)
+        let envelope = Envelope(
+            schemaVersion: schemaVersion, generatedAtEpochMs: epochMs,
+            fingerprint: fingerprint, compactPayload: compact, assets: stored)
         return Copy(id: id, envelope: envelope, assets: assets)
     }
 
@@ -195,7 +221,9 @@ struct FaultInjector {
         try publisher.writePointer(Pointer(current: copy.id, previous: publisher.keptPrevious(start.before)))
     }
 
-    private func brokenGeneration(_ request: FaultRequest, _ start: Start, _ entry: inout FaultRecord.Entry) throws -> String {
+    private func brokenGeneration(
+        _ request: FaultRequest, _ start: Start, _ entry: inout FaultRecord.Entry
+    ) throws -> String {
         let kind = request.kind
         var schemaVersion = start.schemaVersion
         if kind == .wrongSchema {
@@ -245,7 +273,10 @@ struct FaultInjector {
     private func chooseAsset(_ request: FaultRequest, _ copy: Copy) throws -> AssetInput {
         if let name = request.asset {
             guard let asset = copy.assets.first(where: { $0.name == name }) else {
-                throw FaultError.notApplicable("The served generation has no asset '\(name)' (it has: \(copy.assets.map(\.name).joined(separator: ", "))).")
+                throw FaultError.notApplicable(
+                    "The served generation has no asset '\(name)' (it has: "
+                        + "\(copy.assets.map(\.name).joined(separator: ", ")))."
+                )
             }
             guard request.kind != .truncatedAsset || asset.bytes.count > 0 else {
                 throw FaultError.notApplicable("Asset '\(name)' is empty, so it cannot be cut short.")
@@ -254,10 +285,17 @@ struct FaultInjector {
         }
         let candidates = copy.assets.filter { request.kind != .truncatedAsset || !$0.bytes.isEmpty }
         guard let first = candidates.first else {
-            throw FaultError.notApplicable("\(request.kind.rawValue) breaks an asset file, and the served generation has no asset\(request.kind == .truncatedAsset && !copy.assets.isEmpty ? " with any bytes" : ""): publish one with images first.")
+            throw FaultError.notApplicable(
+                "\(request.kind.rawValue) breaks an asset file, and the served generation has no "
+                    + "asset\(request.kind == .truncatedAsset && !copy.assets.isEmpty ? " with any bytes" : ""): "
+                    + "publish one with images first."
+            )
         }
         // Prefer an image the payload names, so the widget visibly misses it.
-        let named = (try? JSONParser.parse(copy.envelope.compactPayload)).map { PayloadReferences(payload: $0, assetNames: candidates.map(\.name)).referenced } ?? []
+        let named =
+            (try? JSONParser.parse(copy.envelope.compactPayload)).map {
+                PayloadReferences(payload: $0, assetNames: candidates.map(\.name)).referenced
+            } ?? []
         return candidates.first { named.contains($0.name) } ?? first
     }
 
@@ -276,11 +314,14 @@ struct FaultInjector {
     // MARK: Pointer faults
 
     private func danglingPointer(_ start: Start, _ entry: inout FaultRecord.Entry) throws -> String {
-        let id = freshID(fingerprint: SHA256Hash.hex(Array("fault-lab dangling-pointer \(clock.nowEpochMs())".utf8)), start).0
+        let id = freshID(
+            fingerprint: SHA256Hash.hex(Array("fault-lab dangling-pointer \(clock.nowEpochMs())".utf8)), start
+        ).0
         let pointer = Pointer(current: id, previous: publisher.keptPrevious(start.before))
         try publisher.writePointer(pointer)
         entry.generationId = id
-        return "current.json names \(id), which is not on disk" + (pointer.previous.isEmpty ? "" : "; previous: \(pointer.previous.joined(separator: ", "))") + "."
+        return "current.json names \(id), which is not on disk"
+            + (pointer.previous.isEmpty ? "" : "; previous: \(pointer.previous.joined(separator: ", "))") + "."
     }
 
     private func corruptPointer(_ start: Start, _ entry: inout FaultRecord.Entry) throws -> String {
@@ -322,14 +363,21 @@ struct FaultInjector {
         // So that the next publish that writes removes it, however recently the last one swept.
         publisher.schedule.forget(layout.directory)
         entry.generationId = id
-        return "Left generations/\(id)\(GenerationID.temporarySuffix)" + (written.isEmpty ? ", empty." : " with \(written.joined(separator: ", ")).")
+        return "Left generations/\(id)\(GenerationID.temporarySuffix)"
+            + (written.isEmpty ? ", empty." : " with \(written.joined(separator: ", ")).")
     }
 
-    private func slowPublish(_ request: FaultRequest, _ start: Start, _ entry: inout FaultRecord.Entry, hold: (FaultOutcome) -> Void) throws -> String {
-        let copy = try copy(start, kind: .slowPublish, schemaVersion: start.schemaVersion, payload: request.payload.map(CompactJSON.bytes))
+    private func slowPublish(
+        _ request: FaultRequest, _ start: Start, _ entry: inout FaultRecord.Entry, hold: (FaultOutcome) -> Void
+    ) throws -> String {
+        let copy = try copy(
+            start, kind: .slowPublish, schemaVersion: start.schemaVersion,
+            payload: request.payload.map(CompactJSON.bytes))
         entry.generationId = copy.id
         let held = entry
-        let detail = "Generation \(copy.id) written completely as generations/\(copy.id)\(GenerationID.temporarySuffix), held there before the rename"
+        let detail =
+            "Generation \(copy.id) written completely as generations/\(copy.id)\(GenerationID.temporarySuffix), "
+            + "held there before the rename"
         try withoutActuallyEscaping(hold) { hold in
             try writeCurrent(copy, start) { _ in
                 // Noted first, so /generations shows the held folder as the fault lab's.

@@ -34,21 +34,32 @@ public enum FaultKind: String, CaseIterable, Sendable, Equatable {
     public var summary: String {
         switch self {
         case .corruptFeed:
-            return "a new current generation whose feed.json is cut in half, as a writer that does not flush it leaves it after a crash"
+            return
+                "a new current generation whose feed.json is cut in half, as a writer that does not flush it leaves "
+                + "it after a crash"
         case .wrongSchema:
             return "a new current generation with schemaVersion one above the group's, as a newer app version writes it"
         case .danglingPointer:
-            return "current.json naming a generation that is not on disk, as a power cut leaves it when only the pointer was flushed"
+            return
+                "current.json naming a generation that is not on disk, as a power cut leaves it when only the "
+                + "pointer was flushed"
         case .corruptPointer:
             return "current.json cut in half (not JSON), as a writer that replaces it in place leaves it after a crash"
         case .staleTmp:
-            return "a leftover .tmp generation folder with its feed.json cut, as a publish that crashed mid-write leaves it"
+            return
+                "a leftover .tmp generation folder with its feed.json cut, as a publish that crashed mid-write "
+                + "leaves it"
         case .missingAsset:
-            return "a new current generation with one asset file gone, as an unflushed writer or a cache cleaner leaves it"
+            return
+                "a new current generation with one asset file gone, as an unflushed writer or a cache cleaner leaves it"
         case .truncatedAsset:
-            return "a new current generation with one asset file cut in half, as an unflushed writer leaves it after a power cut"
+            return
+                "a new current generation with one asset file cut in half, as an unflushed writer leaves it after a "
+                + "power cut"
         case .tornGeneration:
-            return "a new current generation whose files are all empty, as a writer that flushes only current.json leaves it after a power cut"
+            return
+                "a new current generation whose files are all empty, as a writer that flushes only current.json "
+                + "leaves it after a power cut"
         case .slowPublish:
             return "a publish that holds its complete .tmp folder before the rename, to watch readers during a write"
         }

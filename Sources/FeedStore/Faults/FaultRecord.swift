@@ -27,7 +27,8 @@ struct FaultRecord: Equatable {
     /// The group's record; empty when there is none or it cannot be read (it is only a note).
     static func load(_ fileSystem: any FileSystem, _ layout: GroupLayout) -> FaultRecord {
         guard let bytes = try? fileSystem.readFile(path(layout), limit: 1 << 20),
-              let root = try? JSONParser.parse(bytes), let list = root["faults"]?.arrayValue else { return FaultRecord() }
+            let root = try? JSONParser.parse(bytes), let list = root["faults"]?.arrayValue
+        else { return FaultRecord() }
         return FaultRecord(entries: list.compactMap(Entry.init(json:)))
     }
 
@@ -36,7 +37,9 @@ struct FaultRecord: Equatable {
         let target = Self.path(layout)
         let temporary = target + ".tmp"
         try fileSystem.removeTree(temporary)
-        try fileSystem.writeFileDurably(temporary, contents: CompactJSON.bytes(.object([JSONMember("faults", .array(entries.map(\.json)))])) + [0x0A])
+        try fileSystem.writeFileDurably(
+            temporary,
+            contents: CompactJSON.bytes(.object([JSONMember("faults", .array(entries.map(\.json)))])) + [0x0A])
         try fileSystem.rename(temporary, to: target)
         try fileSystem.syncDirectory(layout.directory)
     }
@@ -64,10 +67,12 @@ struct FaultRecord: Equatable {
 extension FaultRecord.Entry {
     init?(json: JSONValue) {
         guard let kind = json["kind"]?.stringValue.flatMap(FaultKind.init(rawValue:)),
-              let version = json["readerSchemaVersion"]?.integerValue, let readerSchemaVersion = Int(exactly: version),
-              let injectedAt = json["injectedAtEpochMs"]?.integerValue else { return nil }
-        self.init(kind: kind, generationId: json["generationId"]?.stringValue, readerSchemaVersion: readerSchemaVersion,
-                  injectedAtEpochMs: injectedAt, pointerSHA256: json["pointerSHA256"]?.stringValue)
+            let version = json["readerSchemaVersion"]?.integerValue, let readerSchemaVersion = Int(exactly: version),
+            let injectedAt = json["injectedAtEpochMs"]?.integerValue
+        else { return nil }
+        self.init(
+            kind: kind, generationId: json["generationId"]?.stringValue, readerSchemaVersion: readerSchemaVersion,
+            injectedAtEpochMs: injectedAt, pointerSHA256: json["pointerSHA256"]?.stringValue)
     }
 
     var json: JSONValue {
@@ -109,15 +114,19 @@ extension FeedStore {
 
     private func describe(_ entry: FaultRecord.Entry, _ layout: GroupLayout) -> InjectedFault {
         let id = entry.generationId
-        var fault = InjectedFault(kind: entry.kind, generationId: id, folder: nil, injectedAtEpochMs: entry.injectedAtEpochMs,
-                                  readerSchemaVersion: entry.readerSchemaVersion, widgetBridge: "", server: "")
+        var fault = InjectedFault(
+            kind: entry.kind, generationId: id, folder: nil, injectedAtEpochMs: entry.injectedAtEpochMs,
+            readerSchemaVersion: entry.readerSchemaVersion, widgetBridge: "", server: "")
         switch entry.kind {
         case .corruptPointer:
-            let verdict = "current.json is not a usable pointer, so readers go on with the folder listing (newest folder first)"
+            let verdict =
+                "current.json is not a usable pointer, so readers go on with the folder listing (newest folder first)"
             (fault.widgetBridge, fault.server) = (verdict, verdict)
         case .danglingPointer:
             fault.folder = id
-            let verdict = "current.json names \(id ?? "?"), which is not on disk: readers skip it and try the previous ids, then the folder listing"
+            let verdict =
+                "current.json names \(id ?? "?"), which is not on disk: readers skip it and try the previous ids, "
+                + "then the folder listing"
             (fault.widgetBridge, fault.server) = (verdict, verdict)
         case .staleTmp, .slowPublish:
             fault.folder = id.map { $0 + GenerationID.temporarySuffix }
@@ -140,11 +149,17 @@ extension FeedStore {
         case .failure(let reason):
             return "skips it (\(reason.code)): \(reason.description)"
         case .success:
-            guard widgetBridgeRules, case .failure(let reason) = FeedReader(fileSystem: fileSystem, layout: layout,
-                                                                            limits: configuration.envelopeLimits).load(id, schemaVersion: schemaVersion) else {
+            guard widgetBridgeRules,
+                case .failure(let reason) = FeedReader(
+                    fileSystem: fileSystem, layout: layout,
+                    limits: configuration.envelopeLimits
+                ).load(id, schemaVersion: schemaVersion)
+            else {
                 return "reads it: nothing about it breaks the reader rules"
             }
-            return "reads it: WidgetBridge's readers never look at asset files, so the widget gets this generation and finds no usable file (\(reason.description))"
+            return
+                "reads it: WidgetBridge's readers never look at asset files, so the widget gets this generation and "
+                + "finds no usable file (\(reason.description))"
         }
     }
 }

@@ -62,7 +62,9 @@ extension PosixFileSystem {
             close(directory)
             directory = next
         }
-        guard let last = components.last else { throw FileSystemError(kind: .notFound, operation: "openat", path: root) }
+        guard let last = components.last else {
+            throw FileSystemError(kind: .notFound, operation: "openat", path: root)
+        }
         let fd = try Syscall.run("openat", last) { openat(directory, last, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {

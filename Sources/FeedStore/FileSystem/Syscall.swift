@@ -8,7 +8,9 @@ import Darwin
 /// `close` has a funnel of its own, which never retries.
 public enum Syscall {
     /// Runs a call that returns -1 on failure (an `Int32` status or an `Int` byte count).
-    public static func run<Result: BinaryInteger>(_ operation: String, _ path: String, _ call: () -> Result) throws -> Result {
+    public static func run<Result: BinaryInteger>(
+        _ operation: String, _ path: String, _ call: () -> Result
+    ) throws -> Result {
         while true {
             let result = call()
             if result != -1 { return result }

@@ -26,7 +26,9 @@ struct WriteCountingFileSystem: FileSystem {
     func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
     func lockExclusive(_ path: String) throws -> any FileLock { try base.lockExclusive(path) }
     func tryLockExclusive(_ path: String) throws -> (any FileLock)? { try base.tryLockExclusive(path) }
-    func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile { try base.openBeneath(root, components) }
+    func openBeneath(_ root: String, _ components: [String]) throws -> OpenedFile {
+        try base.openBeneath(root, components)
+    }
 
     func createDirectory(_ path: String) throws {
         defer { writes.increment() }

@@ -12,7 +12,10 @@ public struct Envelope: Equatable, Sendable {
     public var assets: [StoredAsset]?
 
     /// Creates an envelope.
-    public init(schemaVersion: Int, generatedAtEpochMs: Int64, fingerprint: String, compactPayload: [UInt8], assets: [StoredAsset]?) {
+    public init(
+        schemaVersion: Int, generatedAtEpochMs: Int64, fingerprint: String, compactPayload: [UInt8],
+        assets: [StoredAsset]?
+    ) {
         self.schemaVersion = schemaVersion
         self.generatedAtEpochMs = generatedAtEpochMs
         self.fingerprint = fingerprint
@@ -29,7 +32,9 @@ public struct Envelope: Equatable, Sendable {
     }
 
     /// Decodes `feed.json` bytes in any valid JSON formatting; unknown keys are ignored.
-    public static func decode(_ bytes: [UInt8], limits: JSONLimits = JSONLimits(maxDepth: 129)) throws(DecodeError) -> Envelope {
+    public static func decode(
+        _ bytes: [UInt8], limits: JSONLimits = JSONLimits(maxDepth: 129)
+    ) throws(DecodeError) -> Envelope {
         let root: JSONValue
         do { root = try JSONParser.parse(bytes, limits: limits) } catch { throw .unparsable(error) }
         guard case .object = root else { throw .invalid("feed.json is not a JSON object") }
@@ -39,7 +44,9 @@ public struct Envelope: Equatable, Sendable {
         guard let generatedAt = root["generatedAtEpochMs"]?.integerValue else {
             throw .invalid("generatedAtEpochMs is missing or not an integer")
         }
-        guard let fingerprint = root["fingerprint"]?.stringValue else { throw .invalid("fingerprint is missing or not a string") }
+        guard let fingerprint = root["fingerprint"]?.stringValue else {
+            throw .invalid("fingerprint is missing or not a string")
+        }
         guard let payload = root["payload"] else { throw .invalid("payload is missing") }
         return Envelope(
             schemaVersion: schemaVersion,
@@ -58,8 +65,9 @@ public struct Envelope: Equatable, Sendable {
         var lines: [StoredAsset] = []
         for element in elements {
             guard let name = element["name"]?.stringValue,
-                  let bytes = element["bytes"]?.integerValue, let count = Int(exactly: bytes), count >= 0,
-                  let sha256 = element["sha256"]?.stringValue, SHA256Hash.isHex(sha256) else {
+                let bytes = element["bytes"]?.integerValue, let count = Int(exactly: bytes), count >= 0,
+                let sha256 = element["sha256"]?.stringValue, SHA256Hash.isHex(sha256)
+            else {
                 return nil
             }
             let width = element["width"]?.integerValue.flatMap { Int(exactly: $0) }
@@ -71,7 +79,8 @@ public struct Envelope: Equatable, Sendable {
 
     /// The compact `feed.json` bytes this project writes (WidgetBridge's readers accept any formatting).
     public func encoded() -> [UInt8] {
-        var output = Array("{\"schemaVersion\":\(schemaVersion),\"generatedAtEpochMs\":\(generatedAtEpochMs),\"fingerprint\":".utf8)
+        var output = Array(
+            "{\"schemaVersion\":\(schemaVersion),\"generatedAtEpochMs\":\(generatedAtEpochMs),\"fingerprint\":".utf8)
         CompactJSON.writeString(fingerprint, to: &output)
         output.append(contentsOf: ",\"payload\":".utf8)
         output.append(contentsOf: compactPayload)
@@ -118,7 +127,9 @@ public struct StoredAsset: Equatable, Sendable {
     }
 
     /// The fingerprint's view of this asset.
-    public var fingerprintLine: Fingerprint.AssetLine { Fingerprint.AssetLine(name: name, byteCount: byteCount, sha256: sha256) }
+    public var fingerprintLine: Fingerprint.AssetLine {
+        Fingerprint.AssetLine(name: name, byteCount: byteCount, sha256: sha256)
+    }
 }
 
 /// The contents of `current.json`: the current generation and the kept ones, newest first.

@@ -67,14 +67,15 @@ public enum SafeName {
     /// Why `name` cannot name a group, or nil when it can.
     public static func groupProblem(with name: String) -> String? {
         if let problem = problem(with: name) { return problem }
-        return name.hasPrefix(reservedGroupPrefix) ? "is reserved for the server's own folders (\(reservedGroupPrefix)...)" : nil
+        return name.hasPrefix(reservedGroupPrefix)
+            ? "is reserved for the server's own folders (\(reservedGroupPrefix)...)" : nil
     }
 
     /// Whether `byte` may appear in a safe name (A-Z a-z 0-9 - _ .).
     @inlinable public static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
             return true
         default:
             return false

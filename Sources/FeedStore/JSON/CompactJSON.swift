@@ -12,7 +12,9 @@ public enum CompactJSON {
     }
 
     /// Parses `input` strictly and returns its canonical compact bytes.
-    public static func canonicalize<Bytes: Collection>(_ input: Bytes, limits: JSONLimits = JSONLimits()) throws(JSONParseError) -> [UInt8]
+    public static func canonicalize<Bytes: Collection>(
+        _ input: Bytes, limits: JSONLimits = JSONLimits()
+    ) throws(JSONParseError) -> [UInt8]
     where Bytes.Element == UInt8 {
         bytes(try JSONParser.parse(input, limits: limits))
     }

@@ -8,7 +8,9 @@ public struct JSONParser {
     private var position = 0
 
     /// Parses one JSON document (surrounding whitespace allowed).
-    public static func parse<Bytes: Collection>(_ input: Bytes, limits: JSONLimits = JSONLimits()) throws(JSONParseError) -> JSONValue
+    public static func parse<Bytes: Collection>(
+        _ input: Bytes, limits: JSONLimits = JSONLimits()
+    ) throws(JSONParseError) -> JSONValue
     where Bytes.Element == UInt8 {
         guard input.count <= limits.maxBytes else {
             throw JSONParseError(offset: limits.maxBytes, reason: "document larger than \(limits.maxBytes) bytes")
@@ -41,9 +43,15 @@ public struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(String(decoding: try parseStringBytes(), as: UTF8.self))
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
         default: throw fail("unexpected character \(describe(bytes[position])): expected a value")
         }
@@ -102,7 +110,9 @@ public struct JSONParser {
         guard position < bytes.count, isDigit(bytes[position]) else { throw fail("expected a digit in number") }
         if bytes[position] == UInt8(ascii: "0") {
             position += 1
-            if position < bytes.count, isDigit(bytes[position]) { throw fail("leading zeros are not allowed in numbers") }
+            if position < bytes.count, isDigit(bytes[position]) {
+                throw fail("leading zeros are not allowed in numbers")
+            }
         } else {
             skipDigits()
         }
@@ -123,8 +133,10 @@ public struct JSONParser {
         // Double's range, so such a feed would never reach the widget: refuse it here, where the
         // offset can still be reported. Short plain literals cannot overflow, so only long ones
         // or ones with an exponent pay for the conversion.
-        if position - start > 308 || literal.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
-           Double(literal)?.isFinite != true {
+        if position - start > 308
+            || literal.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
+            Double(literal)?.isFinite != true
+        {
             throw JSONParseError(offset: start, reason: "number \(literal.prefix(40)) is beyond the range of a double")
         }
         return literal
@@ -184,13 +196,17 @@ public struct JSONParser {
             throw JSONParseError(offset: start, reason: "lone low surrogate \\u\(hex4(first))")
         }
         guard (0xD800...0xDBFF).contains(first) else { return try scalar(first, at: start) }
-        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
-            throw JSONParseError(offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
+        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+            bytes[position + 1] == UInt8(ascii: "u")
+        else {
+            throw JSONParseError(
+                offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
         }
         position += 2
         let second = try parseHex4()
         guard (0xDC00...0xDFFF).contains(second) else {
-            throw JSONParseError(offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
+            throw JSONParseError(
+                offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
         }
         let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
         return try scalar(value, at: start)
@@ -198,7 +214,9 @@ public struct JSONParser {
 
     /// A scalar value the checks above already proved valid; an error, not a trap, if not.
     private func scalar(_ value: UInt32, at offset: Int) throws(JSONParseError) -> Unicode.Scalar {
-        guard let scalar = Unicode.Scalar(value) else { throw JSONParseError(offset: offset, reason: "invalid \\u escape") }
+        guard let scalar = Unicode.Scalar(value) else {
+            throw JSONParseError(offset: offset, reason: "invalid \\u escape")
+        }
         return scalar
     }
 
@@ -220,9 +238,18 @@ public struct JSONParser {
         let minimum: UInt32
         var scalar: UInt32
         switch lead {
-        case 0xC2...0xDF: length = 2; minimum = 0x80; scalar = UInt32(lead & 0x1F)
-        case 0xE0...0xEF: length = 3; minimum = 0x800; scalar = UInt32(lead & 0x0F)
-        case 0xF0...0xF4: length = 4; minimum = 0x10000; scalar = UInt32(lead & 0x07)
+        case 0xC2...0xDF:
+            length = 2
+            minimum = 0x80
+            scalar = UInt32(lead & 0x1F)
+        case 0xE0...0xEF:
+            length = 3
+            minimum = 0x800
+            scalar = UInt32(lead & 0x0F)
+        case 0xF0...0xF4:
+            length = 4
+            minimum = 0x10000
+            scalar = UInt32(lead & 0x07)
         default: throw fail("invalid UTF-8 byte \(describe(lead))")
         }
         guard position + length <= bytes.count else { throw fail("truncated UTF-8 sequence") }
@@ -244,7 +271,8 @@ public struct JSONParser {
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
         guard position + expected.count <= bytes.count,
-              bytes[position..<position + expected.count].elementsEqual(expected) else {
+            bytes[position..<position + expected.count].elementsEqual(expected)
+        else {
             throw fail("invalid literal: expected '\(literal)'")
         }
         position += expected.count
@@ -293,4 +321,3 @@ public struct JSONParser {
         JSONParseError(offset: position, reason: reason)
     }
 }
-

@@ -43,7 +43,9 @@ public struct JSONPointer: Equatable, Sendable {
                 current = next
             case .array(let elements):
                 // Array indices: decimal, no leading zeros (RFC 6901 §4).
-                guard let index = Int(token), String(index) == token, elements.indices.contains(index) else { return nil }
+                guard let index = Int(token), String(index) == token, elements.indices.contains(index) else {
+                    return nil
+                }
                 current = elements[index]
             default:
                 return nil

@@ -81,11 +81,16 @@ public struct FeedLint: Sendable, Equatable {
     /// The warning for an asset whose area is above the limit (`report` checks that first).
     private func imageAreaWarning(_ asset: Asset) -> LintWarning {
         let limit = PlatformLimits.iosImageAreaPixels
-        let width = asset.width ?? 0, height = asset.height ?? 0, area = asset.area ?? 0
+        let width = asset.width ?? 0
+        let height = asset.height ?? 0
+        let area = asset.area ?? 0
         return LintWarning(
             code: .iosImageArea,
-            detail: "\(asset.name) is \(width) × \(height) = \(Figures.grouped(area)) pixels; WidgetKit refuses images above "
-                + "\(Figures.grouped(limit)) pixels (\"Widget archival failed due to image being too large\") and the widget shows its placeholder. "
+            detail:
+                "\(asset.name) is \(width) × \(height) = \(Figures.grouped(area)) pixels; WidgetKit refuses images "
+                + "above "
+                + "\(Figures.grouped(limit)) pixels (\"Widget archival failed due to image being too large\") and "
+                + "the widget shows its placeholder. "
                 + "Publish it with maxDimension=\(Self.largestLongSide(width: width, height: height)) or less.",
             asset: asset.name, limit: limit, actual: area)
     }
@@ -94,8 +99,11 @@ public struct FeedLint: Sendable, Equatable {
         let limit = PlatformLimits.iosExtensionMemoryBytes
         return LintWarning(
             code: .iosExtensionMemory,
-            detail: "The generation's \(images) image(s) need \(Figures.mebibytes(decoded)) decoded (width × height × 4 each); an iOS widget "
-                + "extension is killed above about \(Figures.mebibytes(limit)) in all, and the images are not all it holds. "
+            detail:
+                "The generation's \(images) image(s) need \(Figures.mebibytes(decoded)) decoded (width × height × 4 "
+                + "each); an iOS widget "
+                + "extension is killed above about \(Figures.mebibytes(limit)) in all, and the images are not all "
+                + "it holds. "
                 + "Send fewer or smaller images, or let the budget enforce a ceiling with maxDecodedBytes.",
             limit: limit, actual: decoded)
     }
@@ -103,20 +111,28 @@ public struct FeedLint: Sendable, Equatable {
     private func androidMemoryWarning(decoded: Int, images: Int, budget: Int) -> LintWarning {
         LintWarning(
             code: .androidBitmapMemory,
-            detail: "The generation's \(images) image(s) need \(Figures.mebibytes(decoded)) decoded; one RemoteViews update may carry at most "
-                + "\(androidScreen.width) × \(androidScreen.height) × 4 × 1.5 = \(Figures.mebibytes(budget)) of bitmaps (--android-screen \(androidScreen.description)), "
-                + "so an update drawing all of them is rejected and the widget keeps its old content or shows its error layout.",
+            detail:
+                "The generation's \(images) image(s) need \(Figures.mebibytes(decoded)) decoded; one RemoteViews "
+                + "update may carry at most "
+                + "\(androidScreen.width) × \(androidScreen.height) × 4 × 1.5 = \(Figures.mebibytes(budget)) of "
+                + "bitmaps (--android-screen \(androidScreen.description)), "
+                + "so an update drawing all of them is rejected and the widget keeps its old content or shows its "
+                + "error layout.",
             limit: budget, actual: decoded)
     }
 
     /// The largest long side (the budget's `maxDimension`) at which the image, scaled with its
     /// aspect ratio kept, stays within WidgetKit's area.
     static func largestLongSide(width: Int, height: Int) -> Int {
-        let long = max(width, height), short = min(width, height)
+        let long = max(width, height)
+        let short = min(width, height)
         let scale = (Double(PlatformLimits.iosImageAreaPixels) / (Double(long) * Double(short))).squareRoot()
         var side = max(1, Int(Double(long) * scale))
         // The short side is rounded when the image is scaled: step down until the area fits.
-        while side > 1, side * max(1, Int((Double(short) * Double(side) / Double(long)).rounded())) > PlatformLimits.iosImageAreaPixels {
+        while side > 1,
+            side * max(1, Int((Double(short) * Double(side) / Double(long)).rounded()))
+                > PlatformLimits.iosImageAreaPixels
+        {
             side -= 1
         }
         return side
@@ -124,7 +140,9 @@ public struct FeedLint: Sendable, Equatable {
 
     // MARK: Payload and assets
 
-    private func missingAssetWarning(_ missing: PayloadReferences.Missing, assets: [Asset], skipped: [String: String]) -> LintWarning {
+    private func missingAssetWarning(
+        _ missing: PayloadReferences.Missing, assets: [Asset], skipped: [String: String]
+    ) -> LintWarning {
         let name = missing.fileName
         var detail = "'\(missing.string)' at \(missing.pointer.isEmpty ? "the payload's root" : missing.pointer)"
         if missing.isMemberName { detail = "The member name " + detail } else { detail = "The string " + detail }
@@ -149,7 +167,9 @@ public struct FeedLint: Sendable, Equatable {
         if let dot = asset.name.lastIndex(of: "."), dot != asset.name.startIndex {
             detail += " (nor its stem '\(asset.name[..<dot])', from which a widget could build the name)"
         }
-        detail += ", so no widget will look for it: it is stored and sent for nothing. Name it in the payload, or leave it out."
+        detail +=
+            ", so no widget will look for it: it is stored and sent for nothing. Name it in the payload, or leave "
+            + "it out."
         return LintWarning(code: .assetUnreferenced, detail: detail, asset: asset.name)
     }
 }
@@ -190,7 +210,9 @@ struct PayloadReferences {
         names = Set(assetNames)
         var stems: [String: [String]] = [:]
         for name in assetNames {
-            if let dot = name.lastIndex(of: "."), dot != name.startIndex { stems[String(name[..<dot]), default: []].append(name) }
+            if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+                stems[String(name[..<dot]), default: []].append(name)
+            }
         }
         self.stems = stems
         visit(payload)
@@ -237,7 +259,8 @@ struct PayloadReferences {
             missing[index].count += 1
         } else {
             missingIndex[fileName] = missing.count
-            missing.append(Missing(fileName: fileName, string: string, pointer: pointer, isMemberName: isMemberName, count: 1))
+            missing.append(
+                Missing(fileName: fileName, string: string, pointer: pointer, isMemberName: isMemberName, count: 1))
         }
     }
 

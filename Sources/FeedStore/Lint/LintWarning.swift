@@ -28,7 +28,10 @@ public struct LintWarning: Equatable, Sendable {
     public var pointer: String?
 
     /// Creates a warning.
-    public init(code: LintCode, detail: String, asset: String? = nil, limit: Int? = nil, actual: Int? = nil, pointer: String? = nil) {
+    public init(
+        code: LintCode, detail: String, asset: String? = nil, limit: Int? = nil, actual: Int? = nil,
+        pointer: String? = nil
+    ) {
         self.code = code
         self.detail = detail
         self.asset = asset

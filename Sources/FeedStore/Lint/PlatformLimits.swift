@@ -36,18 +36,34 @@ public enum PlatformLimits {
 
     /// Every limit the publish checks, with its source (the same rows as docs/widget-limits.md).
     public static let table: [Limit] = [
-        Limit(code: .iosImageArea,
-              summary: "an image of at most 718,080 pixels (width × height)",
-              source: "WidgetKit's own log message, quoted on Apple's developer forums (https://developer.apple.com/forums/thread/773785): \"Widget archival failed due to image being too large [9] - (1024, 1024), totalArea: 1048576 > max[718080.000000]\"",
-              consequence: "the timeline entry is not archived and the widget shows its placeholder"),
-        Limit(code: .iosExtensionMemory,
-              summary: "at most 30 MiB of memory for the whole widget extension",
-              source: "observed jetsam limit of widget extensions, not documented by Apple; WidgetBridge's README gives the same figure (\"a memory ceiling around 30 MB\")",
-              consequence: "the system kills the extension; the widget keeps its last snapshot or shows the placeholder"),
-        Limit(code: .androidBitmapMemory,
-              summary: "bitmaps of one RemoteViews update at most screen width × height × 4 × 1.5 bytes",
-              source: "AppWidgetManager.updateAppWidget (https://developer.android.com/reference/android/appwidget/AppWidgetManager): a RemoteViews may hold no more bitmap memory than fills the screen 1.5 times, screen width × height × 4 × 1.5 bytes; Android 17 enforces it as 6 × width × height bytes for apps targeting API 37 (https://developer.android.com/about/versions/17/behavior-changes-17)",
-              consequence: "the update is rejected (an IllegalArgumentException from Android 17 on, a logged warning before) and the widget keeps its old content or shows the error layout"),
+        Limit(
+            code: .iosImageArea,
+            summary: "an image of at most 718,080 pixels (width × height)",
+            source:
+                "WidgetKit's own log message, quoted on Apple's developer forums "
+                + "(https://developer.apple.com/forums/thread/773785): \"Widget archival failed due to image "
+                + "being too large [9] - (1024, 1024), totalArea: 1048576 > max[718080.000000]\"",
+            consequence: "the timeline entry is not archived and the widget shows its placeholder"),
+        Limit(
+            code: .iosExtensionMemory,
+            summary: "at most 30 MiB of memory for the whole widget extension",
+            source:
+                "observed jetsam limit of widget extensions, not documented by Apple; WidgetBridge's README gives "
+                + "the same figure (\"a memory ceiling around 30 MB\")",
+            consequence: "the system kills the extension; the widget keeps its last snapshot or shows the placeholder"),
+        Limit(
+            code: .androidBitmapMemory,
+            summary: "bitmaps of one RemoteViews update at most screen width × height × 4 × 1.5 bytes",
+            source:
+                "AppWidgetManager.updateAppWidget "
+                + "(https://developer.android.com/reference/android/appwidget/AppWidgetManager): a RemoteViews "
+                + "may hold no more bitmap memory than fills the screen 1.5 times, screen width × height × "
+                + "4 × 1.5 bytes; Android 17 enforces it as 6 × width × height bytes for apps targeting "
+                + "API 37 (https://developer.android.com/about/versions/17/behavior-changes-17)",
+            consequence:
+                "the update is rejected (an IllegalArgumentException from Android 17 on, a logged warning before) "
+                + "and the widget keeps its old content or shows the error layout"
+        ),
     ]
 }
 
@@ -68,7 +84,8 @@ public struct ScreenSize: Sendable, Equatable {
     public init?(parsing text: String) {
         let sides = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard sides.count == 2, let width = Int(sides[0]), let height = Int(sides[1]),
-              (1...100_000).contains(width), (1...100_000).contains(height) else { return nil }
+            (1...100_000).contains(width), (1...100_000).contains(height)
+        else { return nil }
         self.init(width: width, height: height)
     }
 

@@ -39,7 +39,9 @@ struct FeedPublisher {
         if fileSystem.status(layout.lockFile) == nil {
             let read = reader.read(schemaVersion: nil)
             let served = read.served
-            if let precondition, !precondition.holds(for: served) { throw .preconditionFailed(servedFingerprint: served?.fingerprint) }
+            if let precondition, !precondition.holds(for: served) {
+                throw .preconditionFailed(servedFingerprint: served?.fingerprint)
+            }
             if let served, served.fingerprint == draft.fingerprint, !read.isFallback {
                 return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
             }
@@ -62,7 +64,9 @@ struct FeedPublisher {
         } catch let error as VisibleNotDurable {
             throw .storage(error.underlying.relativized(to: root), outcome: .visibleNotDurable)
         } catch {
-            throw .storage(FileSystemError(kind: .other, operation: operation, path: layout.directory).relativized(to: root), outcome: .unchanged)
+            throw .storage(
+                FileSystemError(kind: .other, operation: operation, path: layout.directory).relativized(to: root),
+                outcome: .unchanged)
         }
     }
 
@@ -83,7 +87,8 @@ struct FeedPublisher {
         }
         // Under the lock: a DELETE may have renamed `generations/` away since the last publish.
         try ensureGenerationsFolder()
-        let sweeping = schedule.claimSweep(of: layout.directory, now: clock.nowEpochMs(), interval: configuration.sweepIntervalMs)
+        let sweeping = schedule.claimSweep(
+            of: layout.directory, now: clock.nowEpochMs(), interval: configuration.sweepIntervalMs)
         let listing = sweeping ? try fileSystem.listDirectory(layout.generations) : nil
         let (id, epochMs) = newID(for: draft.fingerprint, known: before.pointed + (listing?.map(\.name) ?? []))
         let envelope = Envelope(
@@ -105,7 +110,9 @@ struct FeedPublisher {
         }
         applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
         if sweeping { sweepDeletedGenerations() }
-        return .published(generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.bytes.count })
+        return .published(
+            generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.bytes.count }
+        )
     }
 
     /// The root and the group folder (each flushed into its parent when created), so the lock
@@ -139,7 +146,10 @@ struct FeedPublisher {
         }
         while true {
             let id = GenerationID.make(epochMs: epochMs, fingerprint: fingerprint)
-            if fileSystem.status(layout.generation(id)) == nil, fileSystem.status(layout.temporaryGeneration(id)) == nil { return (id, epochMs) }
+            if fileSystem.status(layout.generation(id)) == nil, fileSystem.status(layout.temporaryGeneration(id)) == nil
+            {
+                return (id, epochMs)
+            }
             let (next, overflow) = epochMs.addingReportingOverflow(1)
             // Past Int64.max (ids on disk at the very end of time): wrap to the clock, which is
             // far below; an id there is as valid, and the pointer, not the name, says what is current.
@@ -228,7 +238,9 @@ struct FeedPublisher {
             if entry.name.hasSuffix(GenerationID.temporarySuffix) {
                 try? fileSystem.removeTree(path)
             } else if !referenced.contains(entry.name), mayHaveExpired(entry.name, now: now),
-                      let info = fileSystem.status(path), now - info.modificationNanos / 1_000_000 >= configuration.gracePeriodMs {
+                let info = fileSystem.status(path),
+                now - info.modificationNanos / 1_000_000 >= configuration.gracePeriodMs
+            {
                 removeOutOfSight(entry.name)
             }
         }
@@ -259,7 +271,9 @@ struct FeedPublisher {
         }
         return try underGroupLock("clear") {
             let served = reader.read(schemaVersion: nil).served
-            if let precondition, !precondition.holds(for: served) { throw PublishError.preconditionFailed(servedFingerprint: served?.fingerprint) }
+            if let precondition, !precondition.holds(for: served) {
+                throw PublishError.preconditionFailed(servedFingerprint: served?.fingerprint)
+            }
             let doomed = layout.directory + "/" + Self.deletedPrefix + String(clock.nowEpochMs())
             if fileSystem.status(layout.generations) != nil { try fileSystem.rename(layout.generations, to: doomed) }
             do {

@@ -1,4 +1,5 @@
 import ConcurrencyPrimitives
+
 /// Remembers, per group, when retention last scanned `generations/`, so that a burst of
 /// publishes pays for one folder scan per interval instead of one per publish (a scan costs
 /// time in proportion to the generations lingering in their grace period).

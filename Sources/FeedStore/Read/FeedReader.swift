@@ -42,14 +42,16 @@ struct FeedReader {
             return nil
         }
         let served = attempt(pointed) ?? attempt(listedGenerations())
-        return Inspection(read: FeedRead(served: served, skipped: skipped, pointerProblem: pointerProblem), pointed: pointed)
+        return Inspection(
+            read: FeedRead(served: served, skipped: skipped, pointerProblem: pointerProblem), pointed: pointed)
     }
 
     /// Every non-`.tmp` generation folder, name descending (String order equals byte order for
     /// ASCII, and only ASCII names are safe ids: others are skipped wherever they sort).
     func listedGenerations() -> [String] {
         let listed = (try? fileSystem.listDirectory(layout.generations)) ?? []
-        return listed
+        return
+            listed
             .filter { $0.isDirectory && !$0.name.hasSuffix(GenerationID.temporarySuffix) }
             .map(\.name)
             .sorted(by: >)
@@ -77,9 +79,10 @@ struct FeedReader {
         case .failure(let reason) where verifiesAssets: return .failure(reason)
         case .failure: assets = []
         }
-        return .success(Generation(
-            id: id, schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
-            fingerprint: envelope.fingerprint, compactPayload: envelope.compactPayload, assets: assets))
+        return .success(
+            Generation(
+                id: id, schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
+                fingerprint: envelope.fingerprint, compactPayload: envelope.compactPayload, assets: assets))
     }
 
     private func readEnvelope(_ id: String) -> Result<Envelope, SkipReason> {
@@ -108,18 +111,23 @@ struct FeedReader {
             var assets: [AssetInfo] = []
             for line in listed {
                 guard SafeName.isSafe(line.name),
-                      let info = fileSystem.status(layout.asset(id, line.name)),
-                      info.kind == .regular, info.size == line.byteCount else {
+                    let info = fileSystem.status(layout.asset(id, line.name)),
+                    info.kind == .regular, info.size == line.byteCount
+                else {
                     return .failure(.incompleteAsset(line.name))
                 }
-                assets.append(AssetInfo(name: line.name, bytes: line.byteCount, width: line.width, height: line.height, sha256: line.sha256))
+                assets.append(
+                    AssetInfo(
+                        name: line.name, bytes: line.byteCount, width: line.width, height: line.height,
+                        sha256: line.sha256))
             }
             return .success(assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
         }
         let entries = (try? fileSystem.listDirectory(layout.assets(id))) ?? []
         let assets = entries.compactMap { entry -> AssetInfo? in
             guard !entry.isDirectory, SafeName.isSafe(entry.name),
-                  let info = fileSystem.status(layout.asset(id, entry.name)), info.kind == .regular else { return nil }
+                let info = fileSystem.status(layout.asset(id, entry.name)), info.kind == .regular
+            else { return nil }
             return AssetInfo(name: entry.name, bytes: info.size)
         }
         return .success(assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })

@@ -1,4 +1,5 @@
 import ConcurrencyPrimitives
+
 /// One generation folder as a puzzled user needs to see it: what it is to readers, and why.
 public struct GenerationStatus: Equatable, Sendable {
     /// What the generation is to a reader.
@@ -35,33 +36,46 @@ extension FeedReader {
         let inspection = inspect(schemaVersion: schemaVersion)
         let served = inspection.read.served?.id
         let previous = Set(inspection.pointed.dropFirst())
-        let folders = ((try? fileSystem.listDirectory(layout.generations)) ?? []).filter(\.isDirectory).map(\.name).sorted(by: >)
+        let folders = ((try? fileSystem.listDirectory(layout.generations)) ?? []).filter(\.isDirectory).map(\.name)
+            .sorted(by: >)
         var result: [GenerationStatus] = []
         for id in folders {
             if id.hasSuffix(GenerationID.temporarySuffix) {
-                result.append(GenerationStatus(id: id, state: .inProgress, reason: "a write in progress, or what a crash left; readers ignore it", generation: nil))
+                result.append(
+                    GenerationStatus(
+                        id: id, state: .inProgress,
+                        reason: "a write in progress, or what a crash left; readers ignore it", generation: nil))
                 continue
             }
             switch load(id, schemaVersion: schemaVersion) {
             case .success(let generation):
                 let state: GenerationStatus.State = id == served ? .served : previous.contains(id) ? .kept : .retired
-                let reason: String? = switch state {
-                case .served: nil
-                case .kept: "listed in current.json as a fallback"
-                default: "not in current.json; deleted once its grace period is over"
-                }
+                let reason: String? =
+                    switch state {
+                    case .served: nil
+                    case .kept: "listed in current.json as a fallback"
+                    default: "not in current.json; deleted once its grace period is over"
+                    }
                 result.append(GenerationStatus(id: id, state: state, reason: reason, generation: generation))
             case .failure(let reason):
                 if case .wrongSchema = reason {
-                    result.append(GenerationStatus(id: id, state: .wrongSchema, reason: reason.description,
-                                                   generation: try? load(id, schemaVersion: nil).get()))
+                    result.append(
+                        GenerationStatus(
+                            id: id, state: .wrongSchema, reason: reason.description,
+                            generation: try? load(id, schemaVersion: nil).get()))
                 } else {
-                    result.append(GenerationStatus(id: id, state: .corrupt, reason: reason.description, generation: nil))
+                    result.append(
+                        GenerationStatus(id: id, state: .corrupt, reason: reason.description, generation: nil))
                 }
             }
         }
         for id in inspection.pointed where !folders.contains(id) {
-            result.append(GenerationStatus(id: id, state: .missing, reason: SafeName.isSafe(id) ? "named by current.json but not on disk" : "named by current.json but not a safe name", generation: nil))
+            result.append(
+                GenerationStatus(
+                    id: id, state: .missing,
+                    reason: SafeName.isSafe(id)
+                        ? "named by current.json but not on disk" : "named by current.json but not a safe name",
+                    generation: nil))
         }
         return result
     }
@@ -73,7 +87,10 @@ extension FeedStore {
         guard SafeName.isGroupName(group) else { return nil }
         let layout = GroupLayout(root: root, group: group)
         // A group that never had a feed, or was cleared, has neither pointer nor generations.
-        guard FeedReader.directoryExists(layout.generations, fileSystem: fileSystem) || fileSystem.status(layout.pointer) != nil else {
+        guard
+            FeedReader.directoryExists(layout.generations, fileSystem: fileSystem)
+                || fileSystem.status(layout.pointer) != nil
+        else {
             return nil
         }
         return FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
@@ -86,11 +103,13 @@ extension FeedStore {
     /// folder's own status (entries added, renamed or removed) and the fault record; for caching
     /// answers built from the whole folder (`generations(group:)`). Take it before reading.
     public func folderToken(group: String) -> ChangeToken {
-        let writesSeen = writes.value, probedAt = MonotonicClock.nanos()
+        let writesSeen = writes.value
+        let probedAt = MonotonicClock.nanos()
         let layout = GroupLayout(root: root, group: group)
         let paths = [layout.pointer, layout.generations, layout.directory + "/fault-lab.json"]
-        return ChangeToken(probes: paths.map { ChangeToken.Probe(path: $0, status: fileSystem.status($0)) },
-                           occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(), writesSeen: writesSeen,
-                           probedAtNanos: probedAt)
+        return ChangeToken(
+            probes: paths.map { ChangeToken.Probe(path: $0, status: fileSystem.status($0)) },
+            occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(), writesSeen: writesSeen,
+            probedAtNanos: probedAt)
     }
 }

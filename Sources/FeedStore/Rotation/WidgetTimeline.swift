@@ -22,7 +22,9 @@ public enum WidgetTimeline {
         for hour in 0..<hours {
             let (slot, overflow) = firstSlot.addingReportingOverflow(Int64(hour))
             // The start of a slot in UTC: undo the zone offset applied by hourSlot.
-            guard !overflow, let start = WidgetRotation.slotStartEpochMs(slot: slot, zoneOffsetSeconds: zoneOffsetSeconds) else { break }
+            guard !overflow,
+                let start = WidgetRotation.slotStartEpochMs(slot: slot, zoneOffsetSeconds: zoneOffsetSeconds)
+            else { break }
             let index = WidgetRotation.index(slot: slot, count: items.count)
             entries.append(Entry(startEpochMs: start, slot: slot, index: index, item: items[index]))
         }

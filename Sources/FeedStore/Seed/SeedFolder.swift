@@ -20,7 +20,9 @@ public struct SeedFolder: Sendable {
     public func groups() throws(SeedError) -> [String] {
         guard fileSystem.status(path)?.kind == .directory else { throw SeedError("the seed folder is not a folder") }
         let entries: [DirectoryEntry]
-        do { entries = try fileSystem.listDirectory(path) } catch { throw SeedError("the seed folder cannot be listed (\(Self.kind(of: error)))") }
+        do { entries = try fileSystem.listDirectory(path) } catch {
+            throw SeedError("the seed folder cannot be listed (\(Self.kind(of: error)))")
+        }
         return entries.filter { $0.isDirectory && SafeName.isGroupName($0.name) }.map(\.name).sorted()
     }
 
@@ -45,11 +47,14 @@ public struct SeedFolder: Sendable {
     /// Reads one group: its payload (at most `maxPayloadBytes`), schema version and assets (at
     /// most `maxAssets` of them and `maxAssetBytes` together, as a multipart body is bounded;
     /// kept in memory: seeds are test fixtures).
-    public func read(group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int) throws(SeedError) -> SeedGroup {
+    public func read(
+        group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int
+    ) throws(SeedError) -> SeedGroup {
         guard SafeName.isGroupName(group) else { throw SeedError("'\(group)' is not a safe group name") }
         let folder = groupPath(group)
         guard fileSystem.status(folder)?.kind == .directory else { throw SeedError("\(group)/ is not a folder") }
-        let payloadFile = SeedLayout.payloadFile, metaFile = SeedLayout.metaFile
+        let payloadFile = SeedLayout.payloadFile
+        let metaFile = SeedLayout.metaFile
         let payload = try readRegular(
             folder + "/" + payloadFile, shown: "\(group)/\(payloadFile)", limit: maxPayloadBytes)
         var schemaVersion = 1
@@ -71,11 +76,16 @@ public struct SeedFolder: Sendable {
             for entry in entries.sorted(by: { $0.name < $1.name }) {
                 // The name alone decides; a folder or link under a good name is refused when read.
                 guard let name = try Self.assetName(entry.name, group: group) else { continue }
-                guard assets.count < maxAssets else { throw SeedError("\(group)/assets holds more than \(maxAssets) files (--max-parts)") }
+                guard assets.count < maxAssets else {
+                    throw SeedError("\(group)/assets holds more than \(maxAssets) files (--max-parts)")
+                }
                 let left = maxAssetBytes - totalBytes
                 let file = assetsFolder + "/" + name
                 if let size = fileSystem.status(file)?.size, size > left {
-                    throw SeedError("\(group)/assets holds more than \(maxAssetBytes) bytes in all (--max-body-bytes, as for a multipart publish)")
+                    throw SeedError(
+                        "\(group)/assets holds more than \(maxAssetBytes) bytes in all (--max-body-bytes, as for a "
+                            + "multipart publish)"
+                    )
                 }
                 let bytes = try readRegular(file, shown: "\(group)/assets/\(name)", limit: left)
                 totalBytes += bytes.count
@@ -108,9 +118,13 @@ public struct SeedFolder: Sendable {
 
     private func readRegular(_ file: String, shown: String, limit: Int) throws(SeedError) -> [UInt8] {
         guard let status = fileSystem.status(file) else { throw SeedError("\(shown) is missing") }
-        guard status.kind == .regular else { throw SeedError("\(shown) is not a regular file (links are not followed)") }
+        guard status.kind == .regular else {
+            throw SeedError("\(shown) is not a regular file (links are not followed)")
+        }
         guard status.size <= limit else { throw SeedError("\(shown) has \(status.size) bytes; the limit is \(limit)") }
-        do { return try fileSystem.readFile(file, limit: limit) } catch { throw SeedError("\(shown) cannot be read (\(Self.kind(of: error)))") }
+        do { return try fileSystem.readFile(file, limit: limit) } catch {
+            throw SeedError("\(shown) cannot be read (\(Self.kind(of: error)))")
+        }
     }
 
     private static func kind(of error: any Error) -> String {
@@ -146,7 +160,9 @@ public enum SeedMeta {
     /// The schema version a `meta.json` names (1 when it names none).
     public static func schemaVersion(of bytes: [UInt8]) throws(SeedError) -> Int {
         let value: JSONValue
-        do { value = try JSONParser.parse(bytes) } catch { throw SeedError("not valid JSON: \(error.reason) at byte \(error.offset)") }
+        do { value = try JSONParser.parse(bytes) } catch {
+            throw SeedError("not valid JSON: \(error.reason) at byte \(error.offset)")
+        }
         guard case .object = value else { throw SeedError("must be a JSON object") }
         guard let member = value["schemaVersion"] else { return 1 }
         guard let version = member.integerValue, (0...Int64(Int32.max)).contains(version) else {
@@ -157,10 +173,11 @@ public enum SeedMeta {
 
     /// The `meta.json` of an export.
     public static func encoded(schemaVersion: Int, generationId: String, fingerprint: String) -> [UInt8] {
-        CompactJSON.bytes(.object([
-            JSONMember("schemaVersion", .number(String(schemaVersion))),
-            JSONMember("generationId", .string(generationId)),
-            JSONMember("fingerprint", .string(fingerprint)),
-        ])) + [0x0A]
+        CompactJSON.bytes(
+            .object([
+                JSONMember("schemaVersion", .number(String(schemaVersion))),
+                JSONMember("generationId", .string(generationId)),
+                JSONMember("fingerprint", .string(fingerprint)),
+            ])) + [0x0A]
     }
 }

@@ -1,4 +1,6 @@
+import ConcurrencyPrimitives
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,7 +11,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import ConcurrencyPrimitives
 
 /// A WidgetBridge-compatible feed store: one folder per group under `root`, format v1.
 ///
@@ -28,9 +29,11 @@ public final class FeedStore: Sendable {
     let retention = RetentionSchedule()
 
     /// Creates a store over `root`; nothing is written until the first publish.
-    public init(root: String, configuration: FeedStoreConfiguration = FeedStoreConfiguration(),
-                fileSystem: any FileSystem = PosixFileSystem(), clock: any FeedClock = SystemClock(),
-                notifier: any PublishNotifier = SilentNotifier()) {
+    public init(
+        root: String, configuration: FeedStoreConfiguration = FeedStoreConfiguration(),
+        fileSystem: any FileSystem = PosixFileSystem(), clock: any FeedClock = SystemClock(),
+        notifier: any PublishNotifier = SilentNotifier()
+    ) {
         self.root = root
         self.configuration = configuration
         self.fileSystem = WriteCountingFileSystem(base: fileSystem, writes: writes)
@@ -42,29 +45,41 @@ public final class FeedStore: Sendable {
 
     /// Publishes raw JSON payload bytes with assets; `unchanged` (nothing written) when the
     /// served feed already has the resulting fingerprint.
-    public func publish(group: String, payloadJSON: [UInt8], schemaVersion: Int = 1, assets: [AssetInput] = [],
-                        precondition: WritePrecondition? = nil) throws(PublishError) -> PublishResult {
+    public func publish(
+        group: String, payloadJSON: [UInt8], schemaVersion: Int = 1, assets: [AssetInput] = [],
+        precondition: WritePrecondition? = nil
+    ) throws(PublishError) -> PublishResult {
         let layout = try validatedLayout(group)
         try validate(assets)
         let compact: [UInt8]
-        do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.payloadLimits) } catch { throw .invalidPayload(error) }
+        do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.payloadLimits) } catch {
+            throw .invalidPayload(error)
+        }
         let stored = assets.map {
-            StoredAsset(name: $0.name, byteCount: $0.bytes.count, sha256: SHA256Hash.hex($0.bytes), width: $0.width, height: $0.height)
+            StoredAsset(
+                name: $0.name, byteCount: $0.bytes.count, sha256: SHA256Hash.hex($0.bytes), width: $0.width,
+                height: $0.height)
         }
         let draft = FeedPublisher.Draft(
             schemaVersion: schemaVersion, compactPayload: compact, assets: assets, storedAssets: stored,
-            fingerprint: Fingerprint.compute(schemaVersion: schemaVersion, compactPayload: compact, assets: stored.map(\.fingerprintLine)))
-        let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
-                                      clock: clock, schedule: retention)
+            fingerprint: Fingerprint.compute(
+                schemaVersion: schemaVersion, compactPayload: compact, assets: stored.map(\.fingerprintLine)))
+        let publisher = FeedPublisher(
+            fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
+            clock: clock, schedule: retention)
         let result = try publisher.publish(draft, precondition: precondition)
         if case .published(let id, let fingerprint, _) = result {
-            notifier.feedPublished(PublishEvent(group: group, generationId: id, fingerprint: fingerprint, directory: layout.generation(id)))
+            notifier.feedPublished(
+                PublishEvent(group: group, generationId: id, fingerprint: fingerprint, directory: layout.generation(id))
+            )
         }
         return result
     }
 
     /// Publishes an `Encodable` payload (encoded with sorted keys, so the same value always fingerprints the same).
-    public func publish<Payload: Encodable>(group: String, payload: Payload, schemaVersion: Int = 1, assets: [AssetInput] = []) throws(PublishError) -> PublishResult {
+    public func publish<Payload: Encodable>(
+        group: String, payload: Payload, schemaVersion: Int = 1, assets: [AssetInput] = []
+    ) throws(PublishError) -> PublishResult {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data: Data
@@ -90,8 +105,9 @@ public final class FeedStore: Sendable {
     @discardableResult
     public func clear(group: String, precondition: WritePrecondition? = nil) throws(PublishError) -> Generation? {
         let layout = try validatedLayout(group)
-        let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
-                                      clock: clock, schedule: retention)
+        let publisher = FeedPublisher(
+            fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
+            clock: clock, schedule: retention)
         return try publisher.clear(precondition: precondition)
     }
 
@@ -99,8 +115,9 @@ public final class FeedStore: Sendable {
     /// short); each group under its lock. Called at start-up; publishes and DELETEs also sweep.
     public func sweepLeftovers() {
         for group in groups() {
-            let publisher = FeedPublisher(fileSystem: fileSystem, root: root, layout: GroupLayout(root: root, group: group),
-                                          configuration: configuration, clock: clock, schedule: retention)
+            let publisher = FeedPublisher(
+                fileSystem: fileSystem, root: root, layout: GroupLayout(root: root, group: group),
+                configuration: configuration, clock: clock, schedule: retention)
             try? publisher.sweepLeftovers()
         }
     }
@@ -114,9 +131,12 @@ public final class FeedStore: Sendable {
     }
 
     /// Reads a group and decodes its payload as `Payload`; nil when no generation is readable or decoding fails.
-    public func read<Payload: Decodable & Sendable>(_ type: Payload.Type, group: String, schemaVersion: Int) -> TypedFeed<Payload>? {
+    public func read<Payload: Decodable & Sendable>(
+        _ type: Payload.Type, group: String, schemaVersion: Int
+    ) -> TypedFeed<Payload>? {
         guard let generation = read(group: group, schemaVersion: schemaVersion).served,
-              let payload = try? JSONDecoder().decode(Payload.self, from: Data(generation.compactPayload)) else { return nil }
+            let payload = try? JSONDecoder().decode(Payload.self, from: Data(generation.compactPayload))
+        else { return nil }
         return TypedFeed(generation: generation, payload: payload)
     }
 
@@ -125,11 +145,14 @@ public final class FeedStore: Sendable {
     public func snapshot(group: String, schemaVersion: Int? = nil) -> FeedSnapshot {
         // Before anything is looked at: the pointer is trusted from the moment it was stat'ed, not
         // from when the (possibly long) read of the generation ended.
-        let writesSeen = writes.value, probedAt = MonotonicClock.nanos()
+        let writesSeen = writes.value
+        let probedAt = MonotonicClock.nanos()
         guard SafeName.isGroupName(group) else {
-            return FeedSnapshot(read: FeedRead(served: nil, skipped: [], pointerProblem: nil),
-                                token: ChangeToken(probes: [], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(),
-                                                   writesSeen: writesSeen, probedAtNanos: probedAt))
+            return FeedSnapshot(
+                read: FeedRead(served: nil, skipped: [], pointerProblem: nil),
+                token: ChangeToken(
+                    probes: [], occasionalProbes: [], assetProbes: [], lastCheck: clock.nowEpochMs(),
+                    writesSeen: writesSeen, probedAtNanos: probedAt))
         }
         let layout = GroupLayout(root: root, group: group)
         var probes = [probe(layout.pointer)]
@@ -137,9 +160,14 @@ public final class FeedStore: Sendable {
         if probes[0].status == nil { probes.append(probe(layout.generations)) }
         let read = reader(for: group).read(schemaVersion: schemaVersion)
         let occasional = read.served.map { [probe(layout.envelope($0.id))] } ?? []
-        let assets = read.served.map { generation in generation.assets.map { probe(layout.asset(generation.id, $0.name)) } } ?? []
-        return FeedSnapshot(read: read, token: ChangeToken(probes: probes, occasionalProbes: occasional, assetProbes: assets,
-                                                           lastCheck: clock.nowEpochMs(), writesSeen: writesSeen, probedAtNanos: probedAt))
+        let assets =
+            read.served.map { generation in generation.assets.map { probe(layout.asset(generation.id, $0.name)) } }
+            ?? []
+        return FeedSnapshot(
+            read: read,
+            token: ChangeToken(
+                probes: probes, occasionalProbes: occasional, assetProbes: assets,
+                lastCheck: clock.nowEpochMs(), writesSeen: writesSeen, probedAtNanos: probedAt))
     }
 
     /// The default `FeedStoreConfiguration.probeIntervalNanos`: a write by another process
@@ -172,16 +200,20 @@ public final class FeedStore: Sendable {
         // This store wrote something since the token was last checked: everything is looked at
         // once, so what this server did itself (a DELETE removing assets too) is seen at once.
         let wroteSince = !token.lastCheckSaw(writes: writesSeen)
-        let probesDue = thoroughly || wroteSince
-            || !token.probesCheckedRecently(now: nowNanos, writes: writesSeen, interval: configuration.probeIntervalNanos)
+        let probesDue =
+            thoroughly || wroteSince
+            || !token.probesCheckedRecently(
+                now: nowNanos, writes: writesSeen, interval: configuration.probeIntervalNanos)
         if probesDue, !token.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) { return false }
         let now = clock.nowEpochMs()
         if thoroughly || wroteSince || token.occasionalCheckDue(now: now, interval: Self.occasionalProbeIntervalMs),
-           !token.occasionalProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
+            !token.occasionalProbes.allSatisfy({ fileSystem.status($0.path) == $0.status })
+        {
             return false
         }
         if thoroughly || wroteSince || token.assetCheckDue(now: now, interval: Self.assetProbeIntervalMs),
-           !token.assetProbes.allSatisfy({ fileSystem.status($0.path) == $0.status }) {
+            !token.assetProbes.allSatisfy({ fileSystem.status($0.path) == $0.status })
+        {
             return false
         }
         if probesDue { token.probesChecked(now: nowNanos, writes: writesSeen) }
@@ -193,7 +225,8 @@ public final class FeedStore: Sendable {
     }
 
     private func reader(for group: String) -> FeedReader {
-        FeedReader(fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), limits: configuration.envelopeLimits)
+        FeedReader(
+            fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), limits: configuration.envelopeLimits)
     }
 
     // MARK: Assets and groups
@@ -202,7 +235,8 @@ public final class FeedStore: Sendable {
     /// generation is not readable. Generations never change once visible, so callers may cache this.
     public func assetIndex(group: String, generationId: String) -> [AssetInfo]? {
         guard SafeName.isGroupName(group), SafeName.isSafe(generationId),
-              case .success(let generation) = reader(for: group).load(generationId, schemaVersion: nil) else { return nil }
+            case .success(let generation) = reader(for: group).load(generationId, schemaVersion: nil)
+        else { return nil }
         return generation.assets
     }
 
@@ -221,12 +255,18 @@ public final class FeedStore: Sendable {
     /// so `isCurrent` checks that with an `lstat` at most every `assetProbeIntervalMs`, as it does
     /// for a feed's assets: a file removed or damaged in place is noticed within that time. Nil
     /// token when the path changed between the open and the check.
-    public func openAssetForReuse(group: String, generationId: String, name: String) throws -> (OpenedFile, ChangeToken?) {
+    public func openAssetForReuse(
+        group: String, generationId: String, name: String
+    ) throws -> (OpenedFile, ChangeToken?) {
         let file = try openAsset(group: group, generationId: generationId, name: name)
         let probe = probe(GroupLayout(root: root, group: group).asset(generationId, name))
         guard probe.status == file.status else { return (file, nil) }
-        return (file, ChangeToken(probes: [], occasionalProbes: [], assetProbes: [probe], lastCheck: clock.nowEpochMs(),
-                                  writesSeen: writes.value, probedAtNanos: MonotonicClock.nanos()))
+        return (
+            file,
+            ChangeToken(
+                probes: [], occasionalProbes: [], assetProbes: [probe], lastCheck: clock.nowEpochMs(),
+                writesSeen: writes.value, probedAtNanos: MonotonicClock.nanos())
+        )
     }
 
     /// The groups under the root (folders with safe names), sorted.
@@ -236,92 +276,6 @@ public final class FeedStore: Sendable {
     }
 }
 
-/// A read together with what it depended on.
-public struct FeedSnapshot: Sendable {
-    /// What a reader got.
-    public var read: FeedRead
-    /// Pass to `FeedStore.isCurrent` to learn whether `read` is still valid.
-    public var token: ChangeToken
-}
-
-/// The file statuses a read depended on (opaque to callers).
-///
-/// A class: it is checked on every cached read, and passing one reference retains once where a
-/// struct of three arrays and three counters would retain six times.
-public final class ChangeToken: Sendable {
-    struct Probe: Equatable, Sendable {
-        var path: String
-        var status: FileStatus?
-    }
-    /// Checked on every revalidation.
-    let probes: [Probe]
-    /// Checked at most every `FeedStore.occasionalProbeIntervalMs`.
-    let occasionalProbes: [Probe]
-    /// The served generation's asset files, checked at most every `FeedStore.assetProbeIntervalMs`.
-    let assetProbes: [Probe]
-    private let lastOccasional: LastCheck
-    private let lastAssets: LastCheck
-
-    private let lastProbes: ProbeCheck
-
-    /// A token whose `probes` were taken after the store's write count was `writesSeen` and the
-    /// monotonic clock `probedAtNanos`.
-    init(probes: [Probe], occasionalProbes: [Probe], assetProbes: [Probe], lastCheck: Int64, writesSeen: Int, probedAtNanos: Int64) {
-        self.probes = probes
-        self.occasionalProbes = occasionalProbes
-        self.assetProbes = assetProbes
-        lastOccasional = LastCheck(lastCheck)
-        lastAssets = LastCheck(lastCheck)
-        lastProbes = ProbeCheck(nanos: probedAtNanos, writes: writesSeen)
-    }
-
-    /// Whether the probes were found unchanged less than `interval` ago with the store's write
-    /// count still `writes` (then nothing this process did, and at most `interval` of other
-    /// processes' changes, can be missed by trusting them).
-    func probesCheckedRecently(now: Int64, writes: Int, interval: Int64) -> Bool {
-        lastProbes.writes.load(ordering: .acquiring) == writes && (0..<interval).contains(now &- lastProbes.nanos.load(ordering: .relaxed))
-    }
-
-    /// Whether the last recorded check saw the store's write count at `writes`.
-    func lastCheckSaw(writes: Int) -> Bool { lastProbes.writes.load(ordering: .acquiring) == writes }
-
-    /// Records that the probes were found unchanged at `now`, with the write count read before probing.
-    func probesChecked(now: Int64, writes: Int) {
-        // Two stores racing may mix one's time with the other's count: each mix only shortens
-        // or voids the window (a count read later is larger; a time recorded earlier is older).
-        lastProbes.nanos.store(now, ordering: .relaxed)
-        lastProbes.writes.store(writes, ordering: .releasing)
-    }
-
-    private final class ProbeCheck: Sendable {
-        let nanos: Atomic<Int64>
-        let writes: Atomic<Int>
-        init(nanos: Int64, writes: Int) {
-            self.nanos = Atomic(nanos)
-            self.writes = Atomic(writes)
-        }
-    }
-
-    /// Claims the occasional check when it is due (one caller wins per interval).
-    func occasionalCheckDue(now: Int64, interval: Int64) -> Bool { lastOccasional.claim(now: now, interval: interval) }
-
-    /// Claims the asset check when it is due and there are assets (one caller wins per interval).
-    func assetCheckDue(now: Int64, interval: Int64) -> Bool { !assetProbes.isEmpty && lastAssets.claim(now: now, interval: interval) }
-
-    private final class LastCheck: Sendable {
-        let value: Atomic<Int64>
-        init(_ value: Int64) { self.value = Atomic(value) }
-
-        func claim(now: Int64, interval: Int64) -> Bool {
-            let last = value.load(ordering: .relaxed)
-            // A wall clock stepped back (now < last) claims at once instead of waiting it out.
-            guard now &- last >= interval || now < last else { return false }
-            return value.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
-        }
-    }
-}
-
-/// An asset file that passed every path-safety check.
 public struct ResolvedAsset: Equatable, Sendable {
     /// Absolute or root-relative path of the file.
     public var path: String
@@ -342,7 +296,9 @@ extension FeedStore {
         }
         // A name of this process's own: two servers starting on one root must not remove each
         // other's probe (the second would then fail its own removal and refuse to start).
-        let probe = GroupLayout(root: root, group: ".feed-server-write-probe-\(getpid())-\(UInt64.random(in: 0...UInt64.max))").directory
+        let probe = GroupLayout(
+            root: root, group: ".feed-server-write-probe-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        ).directory
         do {
             try fileSystem.writeFileDurably(probe, contents: [])
             try fileSystem.removeTree(probe)

@@ -21,8 +21,11 @@ public struct FeedStoreConfiguration: Sendable {
     public var probeIntervalNanos: Int64
 
     /// Creates a configuration; the defaults match WidgetBridge (keep 1) plus a 60 s grace period.
-    public init(keepPrevious: Int = 1, gracePeriodMs: Int64 = 60_000, maxFeedBytes: Int = 16 << 20,
-                maxPayloadDepth: Int = 128, sweepIntervalMs: Int64 = 1_000, probeIntervalNanos: Int64 = FeedStore.defaultProbeIntervalNanos) {
+    public init(
+        keepPrevious: Int = 1, gracePeriodMs: Int64 = 60_000, maxFeedBytes: Int = 16 << 20,
+        maxPayloadDepth: Int = 128, sweepIntervalMs: Int64 = 1_000,
+        probeIntervalNanos: Int64 = FeedStore.defaultProbeIntervalNanos
+    ) {
         self.sweepIntervalMs = max(0, sweepIntervalMs)
         self.probeIntervalNanos = max(0, probeIntervalNanos)
         self.keepPrevious = max(0, keepPrevious)

@@ -1,10 +1,11 @@
+import ConcurrencyPrimitives
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ConcurrencyPrimitives
-import Synchronization
 
 /// The server's own folder for request bodies streamed to disk: `<root>/.feed-server-uploads/`,
 /// one folder per process inside it (`<pid>-<n>`), so two servers on one root never touch each
@@ -42,9 +43,13 @@ public struct UploadArea: Sendable {
         // removed, or two servers could each lock a different one.
         let turn = try fileSystem.lockExclusive(base + "/" + Self.turnstileName)
         defer { turn.unlock() }
-        for entry in try fileSystem.listDirectory(base) where entry.name != lastComponent(path) && entry.name != Self.turnstileName {
+        for entry in try fileSystem.listDirectory(base)
+        where entry.name != lastComponent(path) && entry.name != Self.turnstileName {
             let folder = base + "/" + entry.name
-            guard entry.isDirectory else { try? fileSystem.removeTree(folder); continue }
+            guard entry.isDirectory else {
+                try? fileSystem.removeTree(folder)
+                continue
+            }
             if isAbandoned(folder) { try? fileSystem.removeTree(folder) }
         }
         _ = try fileSystem.ensureDirectory(path)
@@ -121,7 +126,9 @@ public final class StreamingFile {
 
     init(path: String) throws {
         self.path = path
-        descriptor = try Syscall.run("open", path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        descriptor = try Syscall.run("open", path) {
+            open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
     }
 
     /// Appends bytes (`write`, retried until all are written).
@@ -190,7 +197,9 @@ public enum AssetSource: Sendable {
     public func bytes(limit: Int) throws -> [UInt8] {
         switch self {
         case .bytes(let bytes):
-            guard bytes.count <= limit else { throw FileSystemError(kind: .tooLarge, operation: "read", path: "upload") }
+            guard bytes.count <= limit else {
+                throw FileSystemError(kind: .tooLarge, operation: "read", path: "upload")
+            }
             return bytes
         case .file(let file):
             return try PosixFileSystem().readFile(file.path, limit: limit)

@@ -14,7 +14,10 @@ package struct MultipartPart: Sendable {
     package var file: StoredUpload?
 
     /// A part (tests and fuzz targets build them directly).
-    package init(name: String, filename: String? = nil, contentType: String? = nil, bytes: [UInt8] = [], file: StoredUpload? = nil) {
+    package init(
+        name: String, filename: String? = nil, contentType: String? = nil, bytes: [UInt8] = [],
+        file: StoredUpload? = nil
+    ) {
         self.name = name
         self.filename = filename
         self.contentType = contentType
@@ -48,11 +51,14 @@ package final class MultipartCollector: @unchecked Sendable {
     /// Creates a collector for the connection's body (a boundary is needed); asset parts go to
     /// files in a folder of `storage`, the `payload` part stays in memory (all such parts together
     /// at most `maxMemoryPartBytes`). Without storage every part stays in memory.
-    package init(connection: OpaquePointer, maxParts: Int, maxMemoryPartBytes: Int = .max, storage: (any UploadStorage)? = nil) {
+    package init(
+        connection: OpaquePointer, maxParts: Int, maxMemoryPartBytes: Int = .max, storage: (any UploadStorage)? = nil
+    ) {
         self.maxParts = maxParts
         self.maxMemoryPartBytes = maxMemoryPartBytes
         self.storage = storage
-        processor = MHD_create_post_processor(connection, 64 << 10, partIterator, Unmanaged.passUnretained(self).toOpaque())
+        processor = MHD_create_post_processor(
+            connection, 64 << 10, partIterator, Unmanaged.passUnretained(self).toOpaque())
         if processor == nil { refusal = .malformedMultipart(.noBoundary) }
     }
 
@@ -90,10 +96,14 @@ package final class MultipartCollector: @unchecked Sendable {
     /// another field or file, or restarts at offset 0 after the current part got bytes.
     /// (libmicrohttpd may announce a part with an empty piece at offset 0 and then deliver its
     /// first bytes at offset 0 again, depending on where its buffer boundaries fall.)
-    package func receive(name: String, filename: String?, contentType: String?, data: UnsafePointer<CChar>?, offset: UInt64, size: Int) -> Bool {
+    package func receive(
+        name: String, filename: String?, contentType: String?, data: UnsafePointer<CChar>?, offset: UInt64, size: Int
+    ) -> Bool {
         let current = parts.last
         let currentHasContent = current?.bytes.isEmpty == false || openFileBytes > 0
-        if current == nil || current?.name != name || current?.filename != filename || (offset == 0 && currentHasContent) {
+        if current == nil || current?.name != name || current?.filename != filename
+            || (offset == 0 && currentHasContent)
+        {
             guard parts.count < maxParts else {
                 refusal = .tooManyParts(maxParts)
                 return false

@@ -1,11 +1,12 @@
 import CMicroHTTPD
+import ConcurrencyPrimitives
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ConcurrencyPrimitives
 
 /// Deadlines for slow clients, which libmicrohttpd 0.9.75 does not keep: its connection timeout
 /// only closes *idle* connections, so a client that sends one header line a second, or one body

@@ -18,12 +18,14 @@ struct SocketAddress {
         var result: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &result)
         guard status == 0, let first = result else {
-            throw DaemonStartError(description: "cannot resolve host '\(host)': \(String(cString: gai_strerror(status)))")
+            throw DaemonStartError(
+                description: "cannot resolve host '\(host)': \(String(cString: gai_strerror(status)))")
         }
         defer { freeaddrinfo(result) }
         var address = SocketAddress()
         withUnsafeMutableBytes(of: &address.storage) { destination in
-            destination.copyMemory(from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
+            destination.copyMemory(
+                from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
         }
         address.length = first.pointee.ai_addrlen
         return address

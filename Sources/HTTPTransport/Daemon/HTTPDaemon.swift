@@ -43,7 +43,8 @@ package final class HTTPDaemon: Sendable {
         let watchdog =
             settings.headerTimeoutSeconds > 0
             ? ConnectionWatchdog(
-                headerTimeoutSeconds: settings.headerTimeoutSeconds, minBodyBytesPerSecond: settings.minBodyBytesPerSecond)
+                headerTimeoutSeconds: settings.headerTimeoutSeconds,
+                minBodyBytesPerSecond: settings.minBodyBytesPerSecond)
             : nil
         let context = DaemonContext(settings: settings, uploads: uploads, responder: responder, watchdog: watchdog)
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
@@ -158,7 +159,10 @@ final class DaemonContext: Sendable {
         let method: String
     }
 
-    init(settings: TransportSettings, uploads: (any UploadStorage)?, responder: any HTTPResponder, watchdog: ConnectionWatchdog?) {
+    init(
+        settings: TransportSettings, uploads: (any UploadStorage)?, responder: any HTTPResponder,
+        watchdog: ConnectionWatchdog?
+    ) {
         self.settings = settings
         self.uploads = uploads
         self.responder = responder

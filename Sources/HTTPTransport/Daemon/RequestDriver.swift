@@ -95,7 +95,8 @@ struct RequestDriver {
             context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(state)) }
             let answer = state.deferred?.response
             state.deferred = nil
-            return queue(answer ?? context.responder.respond(to: .shuttingDown(started: true), method: methodName), state)
+            return queue(
+                answer ?? context.responder.respond(to: .shuttingDown(started: true), method: methodName), state)
         case .close:
             return mhdNo
         }
@@ -103,7 +104,8 @@ struct RequestDriver {
 
     // MARK: Admission and the body's sink
 
-    private func admit(_ state: ConnectionState, declaredLength: Int?, contentType: UnsafePointer<CChar>?) -> MHD_Result {
+    private func admit(_ state: ConnectionState, declaredLength: Int?, contentType: UnsafePointer<CChar>?) -> MHD_Result
+    {
         let maxBody = context.settings.maxBodyBytes
         let admission: Machine.Admission
         switch context.responder.admitBody(request(), declaredLength: declaredLength) {
@@ -133,7 +135,8 @@ struct RequestDriver {
                     maxMemoryPartBytes: context.settings.maxMemoryPartBytes, storage: context.uploads))
             return
         }
-        guard let uploads = context.uploads, let type = mediaType(contentType), BodySpool.mediaTypes.contains(type) else {
+        guard let uploads = context.uploads, let type = mediaType(contentType), BodySpool.mediaTypes.contains(type)
+        else {
             state.sink = .buffer
             return
         }
@@ -206,11 +209,14 @@ struct RequestDriver {
         var fields = CMicroHTTPD_RequestHead()
         CMicroHTTPD_read_head(connection, &fields)
         guard RequestID.sane(fields.request_id) == nil else { return nil }
-        let head = RequestHead(method: method, path: url, ifNoneMatch: fields.if_none_match, hasQuery: fields.has_query != 0)
+        let head = RequestHead(
+            method: method, path: url, ifNoneMatch: fields.if_none_match, hasQuery: fields.has_query != 0)
         guard let answer = context.responder.preparedAnswer(head) else { return nil }
         let corked = corkForFile(answer.sendsFile)
         // libmicrohttpd takes its own reference while queueing; until then the owner keeps it alive.
-        let queued = withExtendedLifetime(answer.owner) { MHD_queue_response(connection, UInt32(answer.status), answer.handle) }
+        let queued = withExtendedLifetime(answer.owner) {
+            MHD_queue_response(connection, UInt32(answer.status), answer.handle)
+        }
         state.machine.answered(.queued(corked: corked))
         record(status: answer.status, bytes: answer.bodyBytes, state: state, clientRequestID: nil)
         return queued
@@ -232,7 +238,9 @@ struct RequestDriver {
         let closing = context.closing.load(ordering: .acquiring)
         let statesLength = context.settings.notModifiedStatesLength
         let queued: MHD_Result
-        if clientID == nil, !closing, let prepared = response.prepared?.handle(for: response, statesLength: statesLength) {
+        if clientID == nil, !closing,
+            let prepared = response.prepared?.handle(for: response, statesLength: statesLength)
+        {
             // The same answer for every request (a cached read): no allocation at all.
             queued = MHD_queue_response(connection, UInt32(response.status), prepared)
         } else {

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,7 +45,9 @@ package struct RequestFields: @unchecked Sendable {
         switch source {
         case .live(let connection, let kind):
             // withCString reads a native string in place (passing `name` itself would copy it).
-            guard let value = name.withCString({ MHD_lookup_connection_value(connection, kind, $0) }) else { return nil }
+            guard let value = name.withCString({ MHD_lookup_connection_value(connection, kind, $0) }) else {
+                return nil
+            }
             return Self.decoded(value, kind: kind)
         case .copied(let values, let caseInsensitive):
             return values[caseInsensitive ? name.lowercased() : name]
@@ -76,7 +79,9 @@ package struct RequestFields: @unchecked Sendable {
             }
         }
         guard let found else { return body(nil) }
-        return found.withMemoryRebound(to: UInt8.self, capacity: strlen(found)) { body(UnsafeBufferPointer(start: $0, count: strlen(found))) }
+        return found.withMemoryRebound(to: UInt8.self, capacity: strlen(found)) {
+            body(UnsafeBufferPointer(start: $0, count: strlen(found)))
+        }
     }
 
     /// A copy that stays valid after the handler call (`MHD_get_connection_values`).
@@ -112,9 +117,9 @@ private let collectField: MHD_KeyValueIterator = { cls, _, key, value in
     // Names as the live lookup matches them (raw; headers case-insensitively); a name without
     // a value reads as absent there too.
     let normalized = collector.caseInsensitive ? name.lowercased() : name
-    if collector.values[normalized] == nil, let value, let decoded = RequestFields.decoded(value, kind: collector.kind) {
+    if collector.values[normalized] == nil, let value, let decoded = RequestFields.decoded(value, kind: collector.kind)
+    {
         collector.values[normalized] = decoded
     }
     return mhdYes
 }
-

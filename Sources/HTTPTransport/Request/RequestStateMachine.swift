@@ -222,13 +222,19 @@ package struct RequestStateMachine<Answer> {
             if body.received > body.reserved {
                 // A chunked body (or a lying length) needs more of the budget.
                 guard budget.reserve(body.received - body.reserved) else {
-                    state = .draining(Draining(outcome: .early(.refusal(.inflightLimit(budget.limit))), dropped: 0, reserved: body.reserved))
+                    state = .draining(
+                        Draining(
+                            outcome: .early(.refusal(.inflightLimit(budget.limit))), dropped: 0, reserved: body.reserved
+                        ))
                     return .closeSinkAndDrop
                 }
                 body.reserved = body.received
             }
             if body.received > body.limit {
-                state = .draining(Draining(outcome: .early(.refusal(.bodyTooLarge(limit: body.limit))), dropped: 0, reserved: body.reserved))
+                state = .draining(
+                    Draining(
+                        outcome: .early(.refusal(.bodyTooLarge(limit: body.limit))), dropped: 0, reserved: body.reserved
+                    ))
                 return .closeSinkAndDrop
             }
             state = .receiving(body)

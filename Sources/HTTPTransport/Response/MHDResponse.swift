@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,17 +16,21 @@ final class MHDResponse {
     /// Builds the libmicrohttpd response for `response` plus `extraHeaders`; nil when it cannot.
     /// `statesLength` false sends a `.lengthOnly` body as `Content-Length: 0` (`--not-modified-length zero`).
     init?(_ response: HTTPResponse, extraHeaders: [(String, String)] = [], statesLength: Bool = true) {
-        guard let created = Self.create(response, extraHeaders: extraHeaders, statesLength: statesLength) else { return nil }
+        guard let created = Self.create(response, extraHeaders: extraHeaders, statesLength: statesLength) else {
+            return nil
+        }
         handle = created
     }
 
     /// A new `MHD_Response` (reference count 1, owned by the caller) with the body and headers.
-    static func create(_ response: HTTPResponse, extraHeaders: [(String, String)], statesLength: Bool) -> OpaquePointer? {
+    static func create(_ response: HTTPResponse, extraHeaders: [(String, String)], statesLength: Bool) -> OpaquePointer?
+    {
         let created: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
             created = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
             }
         case .shared(let shared):
             created = sharedResponse(shared)
@@ -33,7 +38,8 @@ final class MHDResponse {
             // libmicrohttpd states `total_size` as `Content-Length` whenever a status may carry
             // length headers, and sends no body on a 304 or to a HEAD; it never calls the
             // reader here (if it ever did, the reader ends the response with an error).
-            created = MHD_create_response_from_callback(statesLength ? UInt64(max(0, length)) : 0, 1024, refuseBodyRead, nil, nil)
+            created = MHD_create_response_from_callback(
+                statesLength ? UInt64(max(0, length)) : 0, 1024, refuseBodyRead, nil, nil)
         case .file(let file):
             let size = file.size
             let fd = file.takeDescriptor()
@@ -95,12 +101,14 @@ package final class PreparedResponse: Sendable {
     package func handle(for response: HTTPResponse, statesLength: Bool) -> OpaquePointer? {
         let existing = built.load(ordering: .acquiring)
         if existing != 0 {
-            return headerCount.load(ordering: .relaxed) == response.headers.count ? OpaquePointer(bitPattern: existing) : nil
+            return headerCount.load(ordering: .relaxed) == response.headers.count
+                ? OpaquePointer(bitPattern: existing) : nil
         }
         guard let made = MHDResponse.create(response, extraHeaders: [], statesLength: statesLength) else { return nil }
         headerCount.store(response.headers.count, ordering: .relaxed)
-        let (won, current) = built.compareExchange(expected: 0, desired: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(made))),
-                                                   ordering: .acquiringAndReleasing)
+        let (won, current) = built.compareExchange(
+            expected: 0, desired: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(made))),
+            ordering: .acquiringAndReleasing)
         guard won else {
             // Another thread built it first: use theirs.
             MHD_destroy_response(made)

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,7 +19,9 @@ package struct RequestHead {
     package let hasQuery: Bool
 
     /// A head read in place (the daemon's), or given (tests).
-    package init(method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, ifNoneMatch: UnsafePointer<CChar>?, hasQuery: Bool) {
+    package init(
+        method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, ifNoneMatch: UnsafePointer<CChar>?, hasQuery: Bool
+    ) {
         self.method = method
         self.path = path
         self.ifNoneMatch = ifNoneMatch
@@ -33,7 +36,9 @@ package struct RequestHead {
     /// Whether the method is exactly `name` (`strcmp` on the bytes as sent).
     package func methodIs(_ name: StaticString) -> Bool {
         name.withUTF8Buffer { wanted in
-            wanted.baseAddress!.withMemoryRebound(to: CChar.self, capacity: wanted.count + 1) { strcmp(method, $0) == 0 }
+            wanted.baseAddress!.withMemoryRebound(to: CChar.self, capacity: wanted.count + 1) {
+                strcmp(method, $0) == 0
+            }
         }
     }
 }

@@ -1,5 +1,4 @@
 import ConcurrencyPrimitives
-import ConcurrencyPrimitives
 
 /// An answer computed elsewhere (on the work pool) while the connection is suspended; the
 /// daemon queues it when the connection is resumed. The first completion wins, so a shutdown

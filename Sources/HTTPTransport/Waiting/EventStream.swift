@@ -82,7 +82,10 @@ package final class EventStream: @unchecked Sendable {
     /// Builds the libmicrohttpd response that reads from this stream (chunked, size unknown).
     func makeResponse() -> OpaquePointer? {
         let retained = Unmanaged.passRetained(self).toOpaque()
-        guard let response = MHD_create_response_from_callback(UInt64.max, 1024, readEventStream, retained, finishEventStream) else {
+        guard
+            let response = MHD_create_response_from_callback(
+                UInt64.max, 1024, readEventStream, retained, finishEventStream)
+        else {
             Unmanaged<EventStream>.fromOpaque(retained).release()
             return nil
         }

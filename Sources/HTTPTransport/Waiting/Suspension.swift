@@ -1,5 +1,4 @@
 import ConcurrencyPrimitives
-import ConcurrencyPrimitives
 
 /// A request parked without a thread (`MHD_suspend_connection`) until something wakes it.
 ///

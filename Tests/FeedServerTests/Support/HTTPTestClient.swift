@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,7 +42,9 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
         address.sin_port = port.bigEndian
         inet_pton(AF_INET, host, &address.sin_addr)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         // No close here: `fd` is already stored, so a throw runs deinit, which closes it. Closing
         // it twice could close a descriptor another thread (an in-process server) just opened.
@@ -56,14 +59,18 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
     func sendRaw(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { throw HTTPTestError(description: "send failed: errno \(errno)") }
             sent += count
         }
     }
 
     /// Sends one request and reads its response.
-    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> WireResponse {
+    func request(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []
+    ) throws -> WireResponse {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "PUT" || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
@@ -79,7 +86,9 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
         buffer.removeSubrange(..<headerEnd.upperBound)
         var lines = headText.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw HTTPTestError(description: "bad status line") }
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw HTTPTestError(description: "bad status line")
+        }
         let headers = lines.compactMap { line -> (String, String)? in
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
@@ -148,10 +157,13 @@ struct HTTPTestClient {
     }
 
     func put(_ path: String, json: String, headers: [(String, String)] = []) throws -> WireResponse {
-        try HTTPTestConnection(port: port).request("PUT", path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+        try HTTPTestConnection(port: port).request(
+            "PUT", path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
     }
 
-    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> WireResponse {
+    func request(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []
+    ) throws -> WireResponse {
         try HTTPTestConnection(port: port).request(method, path, headers: headers, body: body)
     }
 }
@@ -167,8 +179,11 @@ struct MultipartBody {
         bytes += Array((head + "\r\n").utf8) + Array(value.utf8) + Array("\r\n".utf8)
     }
 
-    mutating func file(_ name: String, filename: String, _ data: [UInt8], contentType: String = "application/octet-stream") {
-        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"; filename=\"\(filename)\"\r\nContent-Type: \(contentType)\r\n\r\n"
+    mutating func file(
+        _ name: String, filename: String, _ data: [UInt8], contentType: String = "application/octet-stream"
+    ) {
+        let head =
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"; filename=\"\(filename)\"\r\nContent-Type: \(contentType)\r\n\r\n"
         bytes += Array(head.utf8) + data + Array("\r\n".utf8)
     }
 

@@ -20,7 +20,9 @@ enum ReferenceReader {
         var candidates: [String] = []
         var pointerUnusable = false
         if let data = FileManager.default.contents(atPath: directory + "/current.json") {
-            if let pointer = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let current = pointer["current"] as? String {
+            if let pointer = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let current = pointer["current"] as? String
+            {
                 candidates.append(current)
                 candidates += (pointer["previous"] as? [Any] ?? []).compactMap { $0 as? String }
             } else {
@@ -33,7 +35,9 @@ enum ReferenceReader {
         var seen = Set<String>()
         var skipped: [String] = []
         for id in candidates + folders where seen.insert(id).inserted {
-            if isSafe(id), let version = envelopeSchemaVersion(of: directory + "/generations/" + id + "/feed.json"), version == schemaVersion {
+            if isSafe(id), let version = envelopeSchemaVersion(of: directory + "/generations/" + id + "/feed.json"),
+                version == schemaVersion
+            {
                 return Result(served: id, skipped: skipped, pointerUnusable: pointerUnusable)
             }
             skipped.append(id)
@@ -44,15 +48,19 @@ enum ReferenceReader {
     /// The envelope's schema version, nil when the file is missing or not a valid envelope.
     private static func envelopeSchemaVersion(of path: String) -> Int? {
         guard let data = FileManager.default.contents(atPath: path),
-              let envelope = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let version = envelope["schemaVersion"] as? Int,
-              envelope["generatedAtEpochMs"] is NSNumber, envelope["fingerprint"] is String, envelope["payload"] != nil else { return nil }
+            let envelope = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let version = envelope["schemaVersion"] as? Int,
+            envelope["generatedAtEpochMs"] is NSNumber, envelope["fingerprint"] is String, envelope["payload"] != nil
+        else { return nil }
         return version
     }
 
     private static func isSafe(_ name: String) -> Bool {
         name != "." && name != ".." && (1...128).contains(name.utf8.count)
-            && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }
+            && name.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D
+                    || $0 == 0x5F || $0 == 0x2E
+            }
     }
 
     private static func isRealFolder(_ path: String) -> Bool {

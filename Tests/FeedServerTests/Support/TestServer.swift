@@ -1,6 +1,7 @@
-@testable import FeedServerKit
 import FeedStore
 import Foundation
+
+@testable import FeedServerKit
 
 /// A fresh folder removed when the scope ends.
 final class ScratchDirectory: @unchecked Sendable {
@@ -16,8 +17,10 @@ final class ScratchDirectory: @unchecked Sendable {
 
 /// Starts the real server (libmicrohttpd, real files) on an ephemeral port, runs `body`, and
 /// always stops it, whatever the body does.
-func withTestServer<T>(root: String? = nil, configure: (inout ServerOptions) -> Void = { _ in },
-                       _ body: (Server, HTTPTestClient) throws -> T) throws -> T {
+func withTestServer<T>(
+    root: String? = nil, configure: (inout ServerOptions) -> Void = { _ in },
+    _ body: (Server, HTTPTestClient) throws -> T
+) throws -> T {
     let scratch = ScratchDirectory()
     var options = ServerOptions()
     options.transport.port = 0
@@ -36,7 +39,8 @@ func withTestServer<T>(root: String? = nil, configure: (inout ServerOptions) -> 
 /// The `feed-server` executable built next to the test bundle.
 enum Executable {
     static var path: String {
-        let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let testBinary =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent("feed-server").path
     }
 }

@@ -26,7 +26,8 @@ final class TemporaryDirectory {
             let full = root + "/" + item
             var isDirectory: ObjCBool = false
             _ = FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory)
-            try? FileManager.default.setAttributes([.posixPermissions: isDirectory.boolValue ? 0o755 : 0o644], ofItemAtPath: full)
+            try? FileManager.default.setAttributes(
+                [.posixPermissions: isDirectory.boolValue ? 0o755 : 0o644], ofItemAtPath: full)
         }
     }
 

@@ -18,7 +18,9 @@ extension FeedRoutes {
                 JSONMember("url", .string("/feeds/\(group)")),
             ])
         }
-        return .json(200, CompactJSON.bytes(.object([JSONMember("groups", .array(groups))])) + [0x0A], headers: [("Cache-Control", "no-cache")])
+        return .json(
+            200, CompactJSON.bytes(.object([JSONMember("groups", .array(groups))])) + [0x0A],
+            headers: [("Cache-Control", "no-cache")])
     }
 
     func generations(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
@@ -31,8 +33,10 @@ extension FeedRoutes {
         }
         let faults = store.injectedFaults(group: group)
         let entries: [JSONValue] = statuses.map { status in
-            var members = [JSONMember("id", .string(status.id)), JSONMember("state", .string(status.state.rawValue)),
-                           JSONMember("reason", status.reason.map { .string($0) } ?? .null)]
+            var members = [
+                JSONMember("id", .string(status.id)), JSONMember("state", .string(status.state.rawValue)),
+                JSONMember("reason", status.reason.map { .string($0) } ?? .null),
+            ]
             if let generation = status.generation {
                 members += [
                     JSONMember("schemaVersion", .number(String(generation.schemaVersion))),
@@ -42,16 +46,19 @@ extension FeedRoutes {
                     JSONMember("assetBytes", .number(String(generation.assets.reduce(0) { $0 + $1.bytes }))),
                 ]
             }
-            if let fault = faults.first(where: { $0.folder == status.id }) { members.append(JSONMember("fault", FaultRoutes.json(fault))) }
+            if let fault = faults.first(where: { $0.folder == status.id }) {
+                members.append(JSONMember("fault", FaultRoutes.json(fault)))
+            }
             return .object(members)
         }
         let served = statuses.first { $0.state == .served }?.id
-        let body = CompactJSON.bytes(.object([
-            JSONMember("group", .string(group)),
-            JSONMember("served", served.map { .string($0) } ?? .null),
-            JSONMember("generations", .array(entries)),
-            JSONMember("faults", .array(faults.map { FaultRoutes.json($0) })),
-        ]))
+        let body = CompactJSON.bytes(
+            .object([
+                JSONMember("group", .string(group)),
+                JSONMember("served", served.map { .string($0) } ?? .null),
+                JSONMember("generations", .array(entries)),
+                JSONMember("faults", .array(faults.map { FaultRoutes.json($0) })),
+            ]))
         let response = HTTPResponse.json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
         listings.store(key, response, token: token)
         return response
@@ -76,7 +83,8 @@ final class ListingCache: Sendable {
     /// The cached answer, when its folder has not changed and it is young enough.
     func lookup(_ key: FeedResponseCache.Key, isCurrent: (ChangeToken) -> Bool) -> HTTPResponse? {
         guard let rendered = entries.withLock({ $0[key] }),
-              MonotonicClock.nanos() - rendered.renderedAtNanos < Self.maxAgeNanos, isCurrent(rendered.token) else { return nil }
+            MonotonicClock.nanos() - rendered.renderedAtNanos < Self.maxAgeNanos, isCurrent(rendered.token)
+        else { return nil }
         return rendered.response
     }
 

@@ -11,7 +11,8 @@ extension FeedRoutes {
             limits: ["application/json": store.configuration.maxFeedBytes, "multipart/form-data": maxBodyBytes],
             unsupported: { sent in .unsupportedPublishType(sent) },
             tooLarge: { [maxFeedBytes = store.configuration.maxFeedBytes] bytes, limit in
-                limit == maxFeedBytes ? .jsonPayloadTooLarge(bytes: bytes, limit: limit) : .bodyTooLarge(bytes: bytes, limit: limit)
+                limit == maxFeedBytes
+                    ? .jsonPayloadTooLarge(bytes: bytes, limit: limit) : .bodyTooLarge(bytes: bytes, limit: limit)
             })
     }
 
@@ -53,18 +54,22 @@ extension FeedRoutes {
             upload = AssetUpload(payload: request.body, packing: AssetBudget.Result())
         case "multipart/form-data":
             upload = try AssetUpload.prepare(
-                parts: request.parts ?? [], options: parameters.uploadOptions, encoder: encoder, threads: imagingThreads)
+                parts: request.parts ?? [], options: parameters.uploadOptions, encoder: encoder, threads: imagingThreads
+            )
         default:
             throw Problem.unsupportedPublishType(request.headers["Content-Type"])
         }
         guard upload.payload.count <= maxFeedBytes else {
             throw Problem.jsonPayloadTooLarge(bytes: upload.payload.count, limit: maxFeedBytes)
         }
-        return try commit(group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? 1, parameters: parameters)
+        return try commit(
+            group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? 1, parameters: parameters)
     }
 
     /// The end of every HTTP publish: lint (422 under `lint=strict`), write, count, answer.
-    func commit(group: String, upload: AssetUpload, schemaVersion: Int, parameters: PublishParameters) throws(Problem)
+    func commit(
+        group: String, upload: AssetUpload, schemaVersion: Int, parameters: PublishParameters
+    ) throws(Problem)
         -> HTTPResponse
     {
         let warnings = PublishLint.warnings(
@@ -89,7 +94,9 @@ extension FeedRoutes {
         return publishedResponse(group, result, packing: upload.packing, warnings: warnings)
     }
 
-    private func publishedResponse(_ group: String, _ result: PublishResult, packing: AssetBudget.Result, warnings: LintReport)
+    private func publishedResponse(
+        _ group: String, _ result: PublishResult, packing: AssetBudget.Result, warnings: LintReport
+    )
         -> HTTPResponse
     {
         let published: Bool
@@ -101,7 +108,9 @@ extension FeedRoutes {
                 JSONMember("width", .number(String(packed.image.width))),
                 JSONMember("height", .number(String(packed.image.height))),
                 JSONMember("decodedBytes", .number(String(packed.image.decodedBytes))),
-                JSONMember("url", .string(FeedRendering.assetURL(group: group, generation: result.generationId, name: packed.name))),
+                JSONMember(
+                    "url",
+                    .string(FeedRendering.assetURL(group: group, generation: result.generationId, name: packed.name))),
             ])
         }
         let members =

@@ -32,7 +32,9 @@ struct FeedRoutes: Sendable {
                     "PUT": { routed throws(Problem) in try publish(routed) },
                     "DELETE": { routed throws(Problem) in try clear(routed) },
                 ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"], prepared: { preparedRead($0) }),
-            Route("/feeds/{group}/generations", methods: ["GET": { routed throws(Problem) in try generations(routed) }], offloaded: ["GET"]),
+            Route(
+                "/feeds/{group}/generations", methods: ["GET": { routed throws(Problem) in try generations(routed) }],
+                offloaded: ["GET"]),
             Route("/feeds/{group}/events", methods: ["GET": { routed throws(Problem) in try events(routed) }]),
             Route("/feeds/{group}/warnings", methods: ["GET": { routed throws(Problem) in try warnings(routed) }]),
         ]
@@ -46,7 +48,8 @@ struct FeedRoutes: Sendable {
         let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
         switch cache.lookup(key) {
         case .feed(let entry):
-            let notModified = answered(entry, ifNoneMatch: Conditional.ifNoneMatch(in: routed.request.headers, matches: entry.entityTag))
+            let notModified = answered(
+                entry, ifNoneMatch: Conditional.ifNoneMatch(in: routed.request.headers, matches: entry.entityTag))
             // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
             // feed changes or the wait ends; then answer as usual (200 or 304).
             if notModified, let wait, !routed.request.resumed {
@@ -92,7 +95,8 @@ struct FeedRoutes: Sendable {
     func clear(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let group = try Self.validGroup(routed.parameters[0])
         let headers = routed.request.headers
-        let precondition = try Conditional.writePrecondition(ifMatch: headers["If-Match"], ifNoneMatch: headers["If-None-Match"])
+        let precondition = try Conditional.writePrecondition(
+            ifMatch: headers["If-Match"], ifNoneMatch: headers["If-None-Match"])
         do {
             try store.clear(group: group, precondition: precondition)
         } catch {
@@ -108,7 +112,8 @@ struct FeedRoutes: Sendable {
     func events(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let (group, schemaVersion) = try readTarget(routed)
         if routed.request.method == "HEAD" {
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
         }
         let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
         guard let stream = waiters.subscribe(key: key, lastEventID: routed.request.headers["Last-Event-ID"]) else {

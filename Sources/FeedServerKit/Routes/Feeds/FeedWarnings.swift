@@ -14,23 +14,28 @@ extension FeedRoutes {
         guard let generation = read.served else { throw Problem.noFeed(group: group, schemaVersion: schemaVersion) }
         let payload = (try? JSONParser.parse(generation.compactPayload)) ?? .null
         let assets = generation.assets.map { asset -> FeedLint.Asset in
-            if let width = asset.width, let height = asset.height { return FeedLint.Asset(name: asset.name, width: width, height: height) }
+            if let width = asset.width, let height = asset.height {
+                return FeedLint.Asset(name: asset.name, width: width, height: height)
+            }
             let size = measured(group: group, generation: generation.id, asset: asset)
             return FeedLint.Asset(name: asset.name, width: size?.width, height: size?.height)
         }
-        let body = CompactJSON.bytes(.object([
-            JSONMember("group", .string(group)),
-            JSONMember("generationId", .string(generation.id)),
-            JSONMember("fingerprint", .string(generation.fingerprint)),
-        ] + PublishLint.members(lint.report(payload: payload, assets: assets, limit: PublishLint.maxListed))))
+        let body = CompactJSON.bytes(
+            .object(
+                [
+                    JSONMember("group", .string(group)),
+                    JSONMember("generationId", .string(generation.id)),
+                    JSONMember("fingerprint", .string(generation.fingerprint)),
+                ] + PublishLint.members(lint.report(payload: payload, assets: assets, limit: PublishLint.maxListed))))
         return .json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
     }
 
     /// Width and height from the file's header (WidgetBridge's own generations record none).
     private func measured(group: String, generation: String, asset: AssetInfo) -> (width: Int, height: Int)? {
         guard asset.bytes <= Self.maxHeaderProbeBytes,
-              let file = try? store.openAsset(group: group, generationId: generation, name: asset.name),
-              let bytes = try? file.read(count: min(file.size, Self.maxHeaderProbeBytes)) else { return nil }
+            let file = try? store.openAsset(group: group, generationId: generation, name: asset.name),
+            let bytes = try? file.read(count: min(file.size, Self.maxHeaderProbeBytes))
+        else { return nil }
         return encoder.dimensions(of: .bytes(bytes))
     }
 }
