@@ -2,11 +2,10 @@ import Testing
 
 @testable import HTTPTransport
 
-/// The request state machine without sockets: heads, admissions and answers. Bodies and their
-/// drains are in `RequestStateMachineBodyTests`.
-@Suite struct RequestStateMachineTests {
-    typealias Machine = RequestStateMachine<String>
+typealias TestMachine = RequestStateMachine<String>
 
+/// Requests brought to a given state, shared by the state machine's suites.
+enum MachineFixture {
     static let now: Int64 = 1_000_000_000_000
 
     /// A head with a body of `length` bytes (nil: chunked).
@@ -14,191 +13,317 @@ import Testing
         HeadFacts(declaredLength: length, carriesBody: true, expectsContinue: expectsContinue)
     }
 
-    /// A machine that has admitted a body of `length` bytes up to `limit`.
-    static func receiving(_ length: Int?, limit: Int = 1_000, budget: InflightBudget) -> Machine {
-        var machine = Machine()
-        _ = machine.receivedHead(bodyHead(length), now: now)
-        _ = machine.admitted(.accept(limit: limit), budget: budget)
+    /// A machine judging the head of a body of `length` bytes.
+    static func admitting(_ length: Int?, expectsContinue: Bool = false) -> TestMachine {
+        var machine = TestMachine()
+        #expect(
+            machine.receivedHead(bodyHead(length, expectsContinue: expectsContinue), now: now)
+                == .admit(declaredLength: length))
         return machine
     }
 
-    /// A bodyless head waits for its answering call, which asks for an answer without a body;
-    /// the queued answer ends at completion with nothing to undo, and the machine is idle again.
-    @Test func aReadWaitsForItsAnsweringCall() {
-        var machine = Machine()
-        #expect(machine.receivedHead(HeadFacts(), now: Self.now) == .awaitAnswer)
+    /// A machine receiving a body of `length` bytes, accepted up to `limit`.
+    static func receiving(_ length: Int?, limit: Int = 1_000, budget: InflightBudget) -> TestMachine {
+        var machine = admitting(length)
+        #expect(machine.admitted(.accept(limit: limit), budget: budget) == .receive)
+        return machine
+    }
+
+    /// A machine draining a body of `length` bytes after `admission`.
+    static func draining(_ length: Int?, _ admission: TestMachine.Admission, budget: InflightBudget) -> TestMachine {
+        var machine = admitting(length)
+        #expect(machine.admitted(admission, budget: budget) == .drain)
+        return machine
+    }
+
+    /// A machine asking the handler for a bodyless request.
+    static func handling() -> TestMachine {
+        var machine = TestMachine()
+        #expect(machine.receivedHead(HeadFacts(), now: now) == .awaitAnswer)
+        #expect(machine.endOfData() == .answerWithoutBody)
+        return machine
+    }
+
+    /// Completes the request and gives its reservation back, as the completion callback does.
+    static func complete(_ machine: inout TestMachine, _ budget: InflightBudget) -> TestMachine.Completion {
+        let completion = machine.completed()
+        budget.release(completion.releaseReserved)
+        #expect(machine.state == .idle)
+        #expect(machine.startNanos == 0)
+        return completion
+    }
+}
+
+/// The request state machine without sockets: heads, admissions, answers and completions.
+/// Bodies, drains and events out of order are in `RequestStateMachineBodyTests`.
+@Suite struct RequestStateMachineTests {
+    let now = MachineFixture.now
+    let budget = InflightBudget(limit: 1 << 30)
+
+    // MARK: Heads
+
+    /// A bodyless head waits for its answering call; the queued answer leaves nothing to undo.
+    @Test func aBodylessRequestIsAnsweredOnItsNextCall() {
+        var machine = TestMachine()
+        #expect(machine.receivedHead(HeadFacts(), now: now) == .awaitAnswer)
         #expect(machine.state == .bodyless)
-        #expect(machine.startNanos == 0, "a read never reads the clock")
+        #expect(machine.startNanos == 0, "a bodyless request never reads the clock")
         #expect(machine.endOfData() == .answerWithoutBody)
         #expect(machine.state == .handling(reserved: 0))
         machine.answered(.queued(corked: false))
         #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
-        #expect(machine.completed() == .init())
-        #expect(machine.state == .idle)
-    }
-
-    /// A keep-alive connection's machine serves one request after another.
-    @Test func theMachineIsReusedAfterCompletion() {
-        var machine = Machine()
-        for _ in 0..<3 {
-            #expect(machine.receivedHead(HeadFacts(), now: Self.now) == .awaitAnswer)
-            #expect(machine.endOfData() == .answerWithoutBody)
-            machine.answered(.queued(corked: true))
-            #expect(machine.completed() == .init(uncork: true))
-        }
+        #expect(MachineFixture.complete(&machine, budget) == .init())
         #expect(machine.illegalEvents == 0)
     }
 
-    /// A new request during a shutdown is refused from its head, as not started.
-    @Test func aHeadDuringShutdownIsRefusedAtOnce() {
-        var machine = Machine()
-        #expect(
-            machine.receivedHead(HeadFacts(shuttingDown: true), now: Self.now)
-                == .answer(.refusal(.shuttingDown(started: false))))
+    /// A head during a shutdown is refused as not started, with or without a body, before its framing.
+    @Test(arguments: [
+        HeadFacts(shuttingDown: true),
+        HeadFacts(declaredLength: 10, carriesBody: true, shuttingDown: true),
+        HeadFacts(framingRefusal: .ambiguousFraming(.folded), shuttingDown: true),
+    ])
+    func aHeadDuringShutdownIsRefusedAsNotStarted(_ head: HeadFacts) {
+        var machine = TestMachine()
+        #expect(machine.receivedHead(head, now: now) == .answer(.refusal(.shuttingDown(started: false))))
         #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
+        #expect(MachineFixture.complete(&machine, budget) == .init())
     }
 
-    /// Framing a proxy could read differently is refused from the head, body or not.
+    /// Framing a proxy could read differently is answered on the head: its body is neither read nor drained.
     @Test(arguments: [
         TransportRefusal.ambiguousFraming(.differentLengths), .ambiguousFraming(.lengthAndCoding),
         .ambiguousFraming(.folded), .unsupportedTransferCoding("gzip"),
     ])
-    func ambiguousFramingIsRefusedFromTheHead(_ refusal: TransportRefusal) {
-        var machine = Machine()
+    func untrustedFramingIsRefusedFromTheHead(_ refusal: TransportRefusal) {
+        var machine = TestMachine()
         let head = HeadFacts(framingRefusal: refusal, declaredLength: 10, carriesBody: true)
-        #expect(machine.receivedHead(head, now: Self.now) == .answer(.refusal(refusal)))
+        #expect(machine.receivedHead(head, now: now) == .answer(.refusal(refusal)))
         #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
-        #expect(refusal.closesConnection)
+        #expect(machine.received(10, now: now, budget: budget) == .close, "no body is taken after it")
+        #expect(MachineFixture.complete(&machine, budget) == .init())
     }
 
-    /// A head with a body asks for admission, with its declared length.
-    @Test func aBodyIsJudgedFromItsHead() {
-        var machine = Machine()
-        #expect(machine.receivedHead(Self.bodyHead(42), now: Self.now) == .admit(declaredLength: 42))
-        #expect(machine.state == .admitting(.init(declaredLength: 42, expectsContinue: false)))
-        #expect(machine.startNanos == Self.now)
-        var chunked = Machine()
-        #expect(chunked.receivedHead(Self.bodyHead(nil), now: Self.now) == .admit(declaredLength: nil))
+    /// A head with a body asks for admission with its declared length, and starts the drain's clock.
+    @Test(arguments: [42, nil] as [Int?], [false, true])
+    func aHeadWithABodyAsksForAdmission(_ length: Int?, expectsContinue: Bool) {
+        var machine = TestMachine()
+        let head = MachineFixture.bodyHead(length, expectsContinue: expectsContinue)
+        #expect(machine.receivedHead(head, now: now) == .admit(declaredLength: length))
+        #expect(machine.state == .admitting(.init(declaredLength: length, expectsContinue: expectsContinue)))
+        #expect(machine.startNanos == now)
     }
 
-    /// A refusal is answered at once to a client waiting for `100 Continue`, or when the body is
-    /// too large to drain; otherwise the body is drained first, then the refusal answered.
-    @Test func aRefusedBodyIsAnsweredAtOnceOrAfterItsDrain() {
-        let budget = InflightBudget(limit: 1 << 30)
-        var waiting = Machine()
-        _ = waiting.receivedHead(Self.bodyHead(100, expectsContinue: true), now: Self.now)
-        #expect(waiting.admitted(.refuse("401"), budget: budget) == .answer(.answer("401")))
-        var huge = Machine()
-        _ = huge.receivedHead(Self.bodyHead(BodyDrain.maxBytes + 1), now: Self.now)
-        #expect(huge.admitted(.refuse("401"), budget: budget) == .answer(.answer("401")))
-        var sending = Machine()
-        _ = sending.receivedHead(Self.bodyHead(100), now: Self.now)
-        #expect(sending.admitted(.refuse("401"), budget: budget) == .drain)
-        #expect(sending.state == .draining(.init(outcome: .early(.answer("401")), dropped: 0, reserved: 0)))
-        #expect(sending.received(100, now: Self.now, budget: budget) == .drop)
-        #expect(sending.endOfData() == .answer(.answer("401")))
-        #expect(budget.inUse == 0)
+    // MARK: Admission
+
+    /// A refusal to a client waiting for `100 Continue` is answered at once: no body is coming.
+    @Test(arguments: [100, nil] as [Int?])
+    func aRefusalToAContinueClientIsAnsweredAtOnce(_ length: Int?) {
+        var machine = MachineFixture.admitting(length, expectsContinue: true)
+        #expect(machine.admitted(.refuse("401"), budget: budget) == .answer(.answer("401")))
+        #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
     }
 
-    /// A body where the route takes none is drained and the request answered as bodyless; one
-    /// declared larger than a drain is refused from its head.
-    @Test func aBodyTheRouteDoesNotTakeIsDropped() {
-        let budget = InflightBudget(limit: 1 << 30)
-        var machine = Machine()
-        _ = machine.receivedHead(Self.bodyHead(10), now: Self.now)
+    /// A refusal of a body declared larger than a drain is answered at once.
+    @Test func aRefusalOfABodyTooLargeToDrainIsAnsweredAtOnce() {
+        var machine = MachineFixture.admitting(BodyDrain.maxBytes + 1)
+        #expect(machine.admitted(.refuse("401"), budget: budget) == .answer(.answer("401")))
+        #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
+    }
+
+    /// Otherwise a refusal drains the body first (up to `BodyDrain.maxBytes`), then is answered.
+    @Test(arguments: [100, BodyDrain.maxBytes, nil] as [Int?])
+    func aRefusalIsAnsweredAfterTheBodyIsDrained(_ length: Int?) {
+        var machine = MachineFixture.draining(length, .refuse("401"), budget: budget)
+        #expect(machine.state == .draining(.init(outcome: .early(.answer("401")), dropped: 0, reserved: 0)))
+        #expect(machine.received(100, now: now, budget: budget) == .drop)
+        #expect(machine.state == .draining(.init(outcome: .early(.answer("401")), dropped: 100, reserved: 0)))
+        #expect(machine.endOfData() == .answer(.answer("401")))
+        #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
+        #expect(MachineFixture.complete(&machine, budget) == .init())
+    }
+
+    /// A body the route does not take is drained, then the request is answered as bodyless.
+    @Test(arguments: [false, true])
+    func aDiscardedBodyIsDrainedThenAnsweredWithoutIt(expectsContinue: Bool) {
+        var machine = MachineFixture.admitting(10, expectsContinue: expectsContinue)
         #expect(machine.admitted(.discard, budget: budget) == .drain)
-        #expect(machine.received(10, now: Self.now, budget: budget) == .drop)
+        #expect(machine.state == .draining(.init(outcome: .handleAtEnd, dropped: 0, reserved: 0)))
+        #expect(machine.received(10, now: now, budget: budget) == .drop)
         #expect(machine.endOfData() == .answerWithoutBody)
-        var huge = Machine()
-        _ = huge.receivedHead(Self.bodyHead(BodyDrain.maxBytes + 1), now: Self.now)
-        #expect(huge.admitted(.discard, budget: budget) == .answer(.refusal(.bodyNotTaken)))
-    }
-
-    /// A declared length over the route's limit is a 413 from the head.
-    @Test func aDeclaredLengthOverTheLimitIsRefused() {
-        var machine = Machine()
-        _ = machine.receivedHead(Self.bodyHead(2_000), now: Self.now)
-        #expect(machine.admitted(.accept(limit: 1_000), budget: InflightBudget(limit: 1 << 30)) == .drain)
-        #expect(
-            machine.state
-                == .draining(.init(outcome: .early(.refusal(.bodyTooLarge(limit: 1_000))), dropped: 0, reserved: 0)))
-    }
-
-    /// An admitted body reserves its declared length, and gives it back at completion.
-    @Test func anAdmittedBodyHoldsItsReservationUntilCompletion() {
-        let budget = InflightBudget(limit: 10_000)
-        var machine = Self.receiving(600, budget: budget)
-        #expect(machine.state == .receiving(.init(limit: 1_000, received: 0, reserved: 600)))
-        #expect(budget.inUse == 600)
-        #expect(machine.received(600, now: Self.now, budget: budget) == .store)
-        #expect(machine.endOfData() == .answerWithBody)
+        #expect(machine.state == .handling(reserved: 0))
         machine.answered(.queued(corked: false))
-        let completion = machine.completed()
-        #expect(completion.releaseReserved == 600)
-        budget.release(completion.releaseReserved)
+        #expect(MachineFixture.complete(&machine, budget) == .init())
+    }
+
+    /// A discarded body declared larger than a drain is refused as not taken, at once.
+    @Test func aDiscardedBodyTooLargeToDrainIsNotTaken() {
+        var machine = MachineFixture.admitting(BodyDrain.maxBytes + 1)
+        #expect(machine.admitted(.discard, budget: budget) == .answer(.refusal(.bodyNotTaken)))
+        #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
+    }
+
+    /// A declared length over the limit is too large, after a drain or at once (`100 Continue`), reserving nothing.
+    @Test func aDeclaredLengthOverTheLimitIsTooLarge() {
+        let early = TestMachine.Early.refusal(.bodyTooLarge(limit: 1_000))
+        var sending = MachineFixture.admitting(1_001)
+        #expect(sending.admitted(.accept(limit: 1_000), budget: budget) == .drain)
+        #expect(sending.state == .draining(.init(outcome: .early(early), dropped: 0, reserved: 0)))
+        var waiting = MachineFixture.admitting(1_001, expectsContinue: true)
+        #expect(waiting.admitted(.accept(limit: 1_000), budget: budget) == .answer(early))
+        #expect(waiting.state == .answered(.init(corked: false, reserved: 0)))
         #expect(budget.inUse == 0)
     }
 
-    /// A body that does not fit the in-flight budget is a 503 from its head.
+    /// A body that does not fit what is left of the in-flight budget is refused, reserving nothing.
     @Test func aBodyOverTheInflightBudgetIsRefused() {
-        let budget = InflightBudget(limit: 500)
-        var machine = Machine()
-        _ = machine.receivedHead(Self.bodyHead(600), now: Self.now)
-        #expect(machine.admitted(.accept(limit: 1_000), budget: budget) == .drain)
-        #expect(
-            machine.state == .draining(.init(outcome: .early(.refusal(.inflightLimit(500))), dropped: 0, reserved: 0)))
+        let budget = InflightBudget(limit: 1_000)
+        #expect(budget.reserve(500), "another request's body")
+        let early = TestMachine.Early.refusal(.inflightLimit(1_000))
+        var sending = MachineFixture.admitting(600)
+        #expect(sending.admitted(.accept(limit: 1_000), budget: budget) == .drain)
+        #expect(sending.state == .draining(.init(outcome: .early(early), dropped: 0, reserved: 0)))
+        var waiting = MachineFixture.admitting(600, expectsContinue: true)
+        #expect(waiting.admitted(.accept(limit: 1_000), budget: budget) == .answer(early))
+        #expect(budget.inUse == 500)
+        _ = MachineFixture.complete(&sending, budget)
+        _ = MachineFixture.complete(&waiting, budget)
+        #expect(budget.inUse == 500, "the refused bodies give back nothing they did not take")
+    }
+
+    /// An accepted body reserves its declared length (a chunked one nothing yet).
+    @Test(arguments: [(600, 600), (1_000, 1_000), (nil, 0)] as [(Int?, Int)])
+    func anAcceptedBodyReservesItsDeclaredLength(_ length: Int?, reserved: Int) {
+        var machine = MachineFixture.admitting(length)
+        #expect(machine.admitted(.accept(limit: 1_000), budget: budget) == .receive)
+        #expect(machine.state == .receiving(.init(limit: 1_000, received: 0, reserved: reserved)))
+        #expect(budget.inUse == reserved)
+        _ = MachineFixture.complete(&machine, budget)
         #expect(budget.inUse == 0)
     }
 
-    /// A parked request is asked again when woken; a deferred one has its answer queued.
-    @Test func parkedAndDeferredRequestsResume() {
-        var parked = Machine()
-        _ = parked.receivedHead(HeadFacts(), now: Self.now)
-        _ = parked.endOfData()
-        parked.answered(.parked)
-        #expect(parked.state == .parked(reserved: 0))
-        #expect(parked.endOfData() == .askAgain)
-        #expect(parked.state == .handling(reserved: 0))
-        var deferred = Machine()
-        _ = deferred.receivedHead(HeadFacts(), now: Self.now)
-        _ = deferred.endOfData()
-        deferred.answered(.deferred)
-        #expect(deferred.endOfData() == .queueDeferred)
-        deferred.answered(.queued(corked: false))
-        #expect(deferred.completed() == .init())
-    }
-
-    /// A client that leaves while its request is parked or deferred completes it without another
-    /// handler call: the suspension is forgotten and the reservation given back.
-    @Test func aClientThatLeavesWhileSuspendedCompletesCleanly() {
-        let budget = InflightBudget(limit: 10_000)
-        var machine = Self.receiving(300, budget: budget)
-        _ = machine.received(300, now: Self.now, budget: budget)
-        _ = machine.endOfData()
-        machine.answered(.deferred)
-        #expect(machine.completed() == .init(uncork: false, releaseReserved: 300, wasSuspended: true))
-        #expect(machine.state == .idle)
-    }
-
-    /// Events that do not fit the state are refused with `close` and leave the state alone.
-    @Test func eventsOutOfOrderClose() {
-        let budget = InflightBudget(limit: 10_000)
-        var machine = Machine()
-        #expect(machine.endOfData() == .close, "no head yet")
-        #expect(machine.received(1, now: Self.now, budget: budget) == .close, "a body before its head")
-        #expect(machine.admitted(.discard, budget: budget) == .close, "an admission nobody asked for")
-        #expect(machine.state == .idle)
-        _ = machine.receivedHead(HeadFacts(), now: Self.now)
-        #expect(machine.receivedHead(HeadFacts(), now: Self.now) == .close, "a second head")
-        #expect(machine.received(1, now: Self.now, budget: budget) == .close, "a body for a bodyless request")
-        #expect(machine.state == .bodyless)
-        _ = machine.endOfData()
+    /// A received body is answered with it; its reservation is held until completion.
+    @Test func aReceivedBodyIsAnsweredWithItAndGivenBackAtCompletion() {
+        var machine = MachineFixture.receiving(600, budget: budget)
+        #expect(machine.received(600, now: now, budget: budget) == .store)
+        #expect(machine.state == .receiving(.init(limit: 1_000, received: 600, reserved: 600)))
+        #expect(machine.endOfData() == .answerWithBody)
+        #expect(machine.state == .handling(reserved: 600))
         machine.answered(.queued(corked: false))
-        #expect(machine.endOfData() == .close, "data after the answer")
-        #expect(machine.illegalEvents == 6)
-        var admitting = Machine()
-        _ = admitting.receivedHead(Self.bodyHead(5), now: Self.now)
-        #expect(admitting.endOfData() == .close, "the end of a body not admitted yet")
-        #expect(admitting.state == .admitting(.init(declaredLength: 5, expectsContinue: false)))
+        #expect(machine.state == .answered(.init(corked: false, reserved: 600)))
+        #expect(budget.inUse == 600)
+        #expect(MachineFixture.complete(&machine, budget) == .init(releaseReserved: 600))
+        #expect(budget.inUse == 0)
+    }
+
+    // MARK: Suspension
+
+    /// A parked request is asked again when woken, and may park again.
+    @Test func aParkedRequestIsAskedAgainWhenWoken() {
+        var machine = MachineFixture.handling()
+        machine.answered(.parked)
+        #expect(machine.state == .parked(reserved: 0))
+        #expect(machine.endOfData() == .askAgain)
+        #expect(machine.state == .handling(reserved: 0))
+        machine.answered(.parked)
+        #expect(machine.state == .parked(reserved: 0))
+        #expect(machine.endOfData() == .askAgain)
+        machine.answered(.queued(corked: false))
+        #expect(MachineFixture.complete(&machine, budget) == .init(), "answered, it is no longer suspended")
+    }
+
+    /// A deferred request queues the work pool's answer when resumed.
+    @Test func aDeferredRequestQueuesThePoolsAnswer() {
+        var machine = MachineFixture.handling()
+        machine.answered(.deferred)
+        #expect(machine.state == .deferred(reserved: 0))
+        #expect(machine.endOfData() == .queueDeferred)
+        #expect(machine.state == .handling(reserved: 0))
+        machine.answered(.queued(corked: true))
+        #expect(MachineFixture.complete(&machine, budget) == .init(uncork: true))
+    }
+
+    /// A body's reservation is held through a suspension and given back at completion.
+    @Test(arguments: [TestMachine.Outcome.parked, .deferred])
+    func aSuspendedRequestKeepsItsBodysReservation(_ outcome: TestMachine.Outcome) {
+        var machine = MachineFixture.receiving(300, budget: budget)
+        _ = machine.received(300, now: now, budget: budget)
+        _ = machine.endOfData()
+        machine.answered(outcome)
+        #expect(machine.state == (outcome == .parked ? .parked(reserved: 300) : .deferred(reserved: 300)))
+        #expect(machine.endOfData() == (outcome == .parked ? .askAgain : .queueDeferred))
+        #expect(machine.state == .handling(reserved: 300))
+        machine.answered(.queued(corked: false))
+        #expect(MachineFixture.complete(&machine, budget) == .init(releaseReserved: 300))
+        #expect(budget.inUse == 0)
+    }
+
+    /// A client that leaves while suspended completes the request: suspension forgotten, reservation given back.
+    @Test(arguments: [TestMachine.Outcome.parked, .deferred])
+    func aClientThatLeavesWhileSuspendedIsForgotten(_ outcome: TestMachine.Outcome) {
+        var machine = MachineFixture.receiving(300, budget: budget)
+        _ = machine.received(300, now: now, budget: budget)
+        _ = machine.endOfData()
+        machine.answered(outcome)
+        #expect(MachineFixture.complete(&machine, budget) == .init(releaseReserved: 300, wasSuspended: true))
+        #expect(budget.inUse == 0)
+    }
+
+    // MARK: Completion
+
+    /// Completion uncorks only an answer queued corked.
+    @Test(arguments: [false, true])
+    func completionUncorksOnlyACorkedAnswer(corked: Bool) {
+        var machine = MachineFixture.handling()
+        machine.answered(.queued(corked: corked))
+        #expect(machine.state == .answered(.init(corked: corked, reserved: 0)))
+        #expect(MachineFixture.complete(&machine, budget) == .init(uncork: corked))
+    }
+
+    /// A request ended before its answer (client gone, queueing failed) gives back only its reservation.
+    @Test func aRequestEndedBeforeItsAnswerGivesBackOnlyItsReservation() {
+        var head = TestMachine()
+        _ = head.receivedHead(HeadFacts(), now: now)
+        #expect(MachineFixture.complete(&head, budget) == .init())
+        var admitting = MachineFixture.admitting(100)
+        #expect(MachineFixture.complete(&admitting, budget) == .init())
+        var handling = MachineFixture.receiving(100, budget: budget)
+        _ = handling.received(100, now: now, budget: budget)
+        _ = handling.endOfData()
+        #expect(MachineFixture.complete(&handling, budget) == .init(releaseReserved: 100))
+        var idle = TestMachine()
+        #expect(MachineFixture.complete(&idle, budget) == .init())
+        #expect(budget.inUse == 0)
+    }
+
+    /// An answer reported outside handling (or a queued answer) changes nothing.
+    @Test func anAnswerOutsideHandlingChangesNothing() {
+        var machine = MachineFixture.receiving(100, budget: budget)
+        machine.answered(.queued(corked: true))
+        machine.answered(.parked)
+        #expect(machine.state == .receiving(.init(limit: 1_000, received: 0, reserved: 100)))
+        var idle = TestMachine()
+        idle.answered(.deferred)
+        #expect(idle.state == .idle)
+        _ = MachineFixture.complete(&machine, budget)
+    }
+
+    /// A keep-alive connection's machine serves one request after another, each with its own clock.
+    @Test func theMachineServesRequestsOneAfterAnother() {
+        var machine = MachineFixture.receiving(100, budget: budget)
+        _ = machine.received(100, now: now, budget: budget)
+        _ = machine.endOfData()
+        machine.answered(.queued(corked: true))
+        #expect(MachineFixture.complete(&machine, budget) == .init(uncork: true, releaseReserved: 100))
+        #expect(machine.receivedHead(HeadFacts(), now: now) == .awaitAnswer)
+        #expect(machine.endOfData() == .answerWithoutBody)
+        machine.answered(.queued(corked: false))
+        #expect(MachineFixture.complete(&machine, budget) == .init())
+        let later = now + 2 * BodyDrain.maxNanos
+        #expect(machine.receivedHead(MachineFixture.bodyHead(nil), now: later) == .admit(declaredLength: nil))
+        #expect(machine.startNanos == later)
+        #expect(machine.admitted(.discard, budget: budget) == .drain)
+        #expect(machine.received(1, now: later + BodyDrain.maxNanos, budget: budget) == .drop)
+        #expect(machine.illegalEvents == 0)
+        #expect(budget.inUse == 0)
     }
 }

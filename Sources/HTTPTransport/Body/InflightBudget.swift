@@ -10,17 +10,20 @@ package final class InflightBudget: Sendable {
     /// A budget of `limit` bytes, none used.
     package init(limit: Int) { self.limit = max(0, limit) }
 
-    /// Counts `bytes` more when they fit; false (nothing counted) when they do not.
+    /// Counts `bytes` more when they fit; false (nothing counted) when they do not. Never goes
+    /// past the limit, even for a moment, and never overflows: the sum is checked before it is
+    /// stored.
     package func reserve(_ bytes: Int) -> Bool {
         guard bytes > 0 else { return true }
-        // Checked first, so the add below cannot wrap.
-        guard bytes <= limit else { return false }
-        let after = used.add(bytes, ordering: .relaxed).newValue
-        guard after <= limit else {
-            used.subtract(bytes, ordering: .relaxed)
-            return false
+        var current = used.load(ordering: .relaxed)
+        while true {
+            let (after, overflow) = current.addingReportingOverflow(bytes)
+            guard !overflow, after <= limit else { return false }
+            let (exchanged, found) = used.compareExchange(
+                expected: current, desired: after, ordering: .relaxed)
+            if exchanged { return true }
+            current = found
         }
-        return true
     }
 
     /// Gives back `bytes` reserved earlier.

@@ -219,6 +219,15 @@ package struct RequestStateMachine<Answer> {
         case .receiving(var body):
             let (received, overflow) = body.received.addingReportingOverflow(count)
             body.received = overflow ? .max : received
+            // The limit before the budget, as at admission: a body past its limit is a 413 whatever
+            // the budget, and the bytes past it are never kept, so never reserved.
+            if body.received > body.limit {
+                state = .draining(
+                    Draining(
+                        outcome: .early(.refusal(.bodyTooLarge(limit: body.limit))), dropped: 0, reserved: body.reserved
+                    ))
+                return .closeSinkAndDrop
+            }
             if body.received > body.reserved {
                 // A chunked body (or a lying length) needs more of the budget.
                 guard budget.reserve(body.received - body.reserved) else {
@@ -229,13 +238,6 @@ package struct RequestStateMachine<Answer> {
                     return .closeSinkAndDrop
                 }
                 body.reserved = body.received
-            }
-            if body.received > body.limit {
-                state = .draining(
-                    Draining(
-                        outcome: .early(.refusal(.bodyTooLarge(limit: body.limit))), dropped: 0, reserved: body.reserved
-                    ))
-                return .closeSinkAndDrop
             }
             state = .receiving(body)
             return .store
