@@ -49,8 +49,14 @@ public enum CompactJSON {
 
     /// Appends `text` as a JSON string literal with minimal escaping.
     public static func writeString(_ text: String, to output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { writeString(bytes: $0, to: &output) }
+    }
+
+    /// Appends a string's UTF-8 bytes as a JSON string literal with minimal escaping.
+    public static func writeString(bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
             case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
@@ -67,5 +73,42 @@ public enum CompactJSON {
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// The text of a string literal in canonical form (as `writeString` writes it): only the
+    /// escapes it uses are undone, so this is no general JSON string decoder.
+    public static func decodeCanonicalString(_ literal: ArraySlice<UInt8>) -> String {
+        guard literal.count >= 2 else { return "" }
+        let inner = literal.dropFirst().dropLast()
+        guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
+        var text: [UInt8] = []
+        text.reserveCapacity(inner.count)
+        var index = inner.startIndex
+        while index < inner.endIndex {
+            let byte = inner[index]
+            index += 1
+            guard byte == UInt8(ascii: "\\"), index < inner.endIndex else {
+                text.append(byte)
+                continue
+            }
+            let escaped = inner[index]
+            index += 1
+            switch escaped {
+            case UInt8(ascii: "b"): text.append(0x08)
+            case UInt8(ascii: "t"): text.append(0x09)
+            case UInt8(ascii: "n"): text.append(0x0A)
+            case UInt8(ascii: "f"): text.append(0x0C)
+            case UInt8(ascii: "r"): text.append(0x0D)
+            case UInt8(ascii: "u"):
+                // `\u00xx`: a control character.
+                guard index + 4 <= inner.endIndex, let code = UInt8(String(decoding: inner[index + 2..<index + 4], as: UTF8.self), radix: 16) else {
+                    break
+                }
+                text.append(code)
+                index += 4
+            default: text.append(escaped)
+            }
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -2,33 +2,69 @@
 ///
 /// Strict on purpose: no comments, no trailing commas, no duplicate member names, no lone
 /// surrogates, valid UTF-8 only, bounded depth and size. Every error carries a byte offset.
-public struct JSONParser {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private let limits: JSONLimits
-    private var position = 0
-
-    /// Parses one JSON document (surrounding whitespace allowed).
+public enum JSONParser {
+    /// Parses one JSON document (surrounding whitespace allowed) into a tree.
     public static func parse<Bytes: Collection>(
         _ input: Bytes, limits: JSONLimits = JSONLimits()
     ) throws(JSONParseError) -> JSONValue
     where Bytes.Element == UInt8 {
+        var builder = JSONTreeBuilder()
+        return try read(input, limits: limits, into: &builder)
+    }
+
+    /// Whether `input` is one valid JSON document, building nothing; the error when it is not.
+    public static func validate<Bytes: Collection>(
+        _ input: Bytes, limits: JSONLimits = JSONLimits()
+    ) throws(JSONParseError) where Bytes.Element == UInt8 {
+        var builder = JSONValidator()
+        try read(input, limits: limits, into: &builder)
+    }
+
+    /// Reads one document into `builder`: the one grammar every form of a document goes through.
+    static func read<Bytes: Collection, Builder: JSONBuilder>(
+        _ input: Bytes, limits: JSONLimits, into builder: inout Builder
+    ) throws(JSONParseError) -> Builder.Value
+    where Bytes.Element == UInt8 {
         guard input.count <= limits.maxBytes else {
             throw JSONParseError(offset: limits.maxBytes, reason: "document larger than \(limits.maxBytes) bytes")
         }
-        let contiguous = Array(input)
-        let result: Result<JSONValue, JSONParseError> = contiguous.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(bytes: buffer, limits: limits)
-            return Result { () throws(JSONParseError) in try parser.parseDocument() }
+        if let result = input.withContiguousStorageIfAvailable({ buffer in
+            Result { () throws(JSONParseError) in try read(buffer, limits: limits, into: &builder) }
+        }) {
+            return try result.get()
         }
-        return try result.get()
+        let contiguous = Array(input)
+        return try contiguous.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONParseError) in try read(buffer, limits: limits, into: &builder) }
+        }.get()
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits) {
+    private static func read<Builder: JSONBuilder>(
+        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits, into builder: inout Builder
+    ) throws(JSONParseError) -> Builder.Value {
+        var grammar = JSONGrammar(bytes: buffer, limits: limits, builder: builder)
+        defer { builder = grammar.builder }
+        return try grammar.parseDocument()
+    }
+}
+
+/// The recursive-descent reading of one document, telling its builder of every value.
+struct JSONGrammar<Builder: JSONBuilder> {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let limits: JSONLimits
+    private var position = 0
+    /// What the document becomes.
+    var builder: Builder
+    /// Decoded string bytes, reused for every string (no allocation per string).
+    private var text: [UInt8] = []
+
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits, builder: Builder) {
         self.bytes = bytes
         self.limits = limits
+        self.builder = builder
     }
 
-    private mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+    mutating func parseDocument() throws(JSONParseError) -> Builder.Value {
         skipWhitespace()
         guard position < bytes.count else { throw fail("empty document: expected a JSON value") }
         let value = try parseValue(depth: 0)
@@ -37,74 +73,90 @@ public struct JSONParser {
         return value
     }
 
-    private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+    private mutating func parseValue(depth: Int) throws(JSONParseError) -> Builder.Value {
         guard position < bytes.count else { throw fail("unexpected end of input: expected a value") }
         switch bytes[position] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
-        case UInt8(ascii: "\""): return .string(String(decoding: try parseStringBytes(), as: UTF8.self))
+        case UInt8(ascii: "\""):
+            try parseString()
+            return text.withUnsafeBufferPointer { builder.string($0) }
         case UInt8(ascii: "t"):
             try expectLiteral("true")
-            return .bool(true)
+            return builder.bool(true)
         case UInt8(ascii: "f"):
             try expectLiteral("false")
-            return .bool(false)
+            return builder.bool(false)
         case UInt8(ascii: "n"):
             try expectLiteral("null")
-            return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+            return builder.null()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let literal = try parseNumber()
+            return builder.number(UnsafeBufferPointer(rebasing: bytes[literal]))
         default: throw fail("unexpected character \(describe(bytes[position])): expected a value")
         }
     }
 
-    private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
+    private mutating func parseObject(depth: Int) throws(JSONParseError) -> Builder.Value {
         guard depth <= limits.maxDepth else { throw fail("nesting deeper than \(limits.maxDepth) levels") }
         position += 1
-        var members: [JSONMember] = []
+        var object = builder.beginObject()
         // Names compared as bytes: Swift `String`s are equal under canonical equivalence, so a
-        // precomposed and a decomposed "é" would wrongly count as the same member.
-        var names = Set<[UInt8]>()
+        // precomposed and a decomposed "é" would wrongly count as the same member. Made only
+        // for an object with a second member.
+        var names: Set<[UInt8]>?
+        var firstName: [UInt8]?
         skipWhitespace()
-        if consume(UInt8(ascii: "}")) { return .object(members) }
+        if consume(UInt8(ascii: "}")) { return builder.endObject(object) }
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
                 throw fail("expected a member name in double quotes")
             }
             let nameOffset = position
-            let nameBytes = try parseStringBytes()
-            let name = String(decoding: nameBytes, as: UTF8.self)
-            guard names.insert(nameBytes).inserted else {
-                throw JSONParseError(offset: nameOffset, reason: "duplicate member name \"\(name)\"")
+            try parseString()
+            if let first = firstName {
+                if names == nil { names = [first] }
+                guard names?.insert(text).inserted == true else {
+                    let name = String(decoding: text, as: UTF8.self)
+                    throw JSONParseError(offset: nameOffset, reason: "duplicate member name \"\(name)\"")
+                }
+            } else {
+                firstName = text
             }
+            text.withUnsafeBufferPointer { builder.beginMember($0, in: &object) }
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { throw fail("expected ':' after a member name") }
             skipWhitespace()
-            members.append(JSONMember(name, try parseValue(depth: depth)))
+            let value = try parseValue(depth: depth)
+            builder.endMember(value, in: &object)
             skipWhitespace()
             if consume(UInt8(ascii: ",")) { continue }
-            if consume(UInt8(ascii: "}")) { return .object(members) }
+            if consume(UInt8(ascii: "}")) { return builder.endObject(object) }
             throw fail("expected ',' or '}' after an object member")
         }
     }
 
-    private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+    private mutating func parseArray(depth: Int) throws(JSONParseError) -> Builder.Value {
         guard depth <= limits.maxDepth else { throw fail("nesting deeper than \(limits.maxDepth) levels") }
         position += 1
-        var elements: [JSONValue] = []
+        var array = builder.beginArray()
         skipWhitespace()
-        if consume(UInt8(ascii: "]")) { return .array(elements) }
+        if consume(UInt8(ascii: "]")) { return builder.endArray(array) }
         while true {
             skipWhitespace()
-            elements.append(try parseValue(depth: depth))
+            builder.beginElement(in: &array)
+            let value = try parseValue(depth: depth)
+            builder.endElement(value, in: &array)
             skipWhitespace()
             if consume(UInt8(ascii: ",")) { continue }
-            if consume(UInt8(ascii: "]")) { return .array(elements) }
+            if consume(UInt8(ascii: "]")) { return builder.endArray(array) }
             throw fail("expected ',' or ']' after an array element")
         }
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> String {
+    /// The number at `position`: its byte range, checked against the grammar and Double's range.
+    private mutating func parseNumber() throws(JSONParseError) -> Range<Int> {
         let start = position
         _ = consume(UInt8(ascii: "-"))
         guard position < bytes.count, isDigit(bytes[position]) else { throw fail("expected a digit in number") }
@@ -128,33 +180,35 @@ public struct JSONParser {
             guard position < bytes.count, isDigit(bytes[position]) else { throw fail("expected a digit in exponent") }
             skipDigits()
         }
-        let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         // WidgetBridge's Swift reader (Foundation's JSONDecoder) cannot decode a number beyond
         // Double's range, so such a feed would never reach the widget: refuse it here, where the
         // offset can still be reported. Short plain literals cannot overflow, so only long ones
         // or ones with an exponent pay for the conversion.
-        if position - start > 308
-            || literal.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
-            Double(literal)?.isFinite != true
-        {
-            throw JSONParseError(offset: start, reason: "number \(literal.prefix(40)) is beyond the range of a double")
+        let range = start..<position
+        let literal = UnsafeBufferPointer(rebasing: bytes[range])
+        if position - start > 308 || literal.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+            let text = String(decoding: literal, as: UTF8.self)
+            guard Double(text)?.isFinite == true else {
+                throw JSONParseError(offset: start, reason: "number \(text.prefix(40)) is beyond the range of a double")
+            }
         }
-        return literal
+        return range
     }
 
-    /// The unescaped UTF-8 bytes of a string literal (kept as bytes so names compare exactly).
-    private mutating func parseStringBytes() throws(JSONParseError) -> [UInt8] {
+    /// Reads a string literal into `text`: its unescaped UTF-8 bytes (kept as bytes so names
+    /// compare exactly).
+    private mutating func parseString() throws(JSONParseError) {
         position += 1  // opening quote
-        var text: [UInt8] = []
+        text.removeAll(keepingCapacity: true)
         while true {
             guard position < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[position]
             switch byte {
             case UInt8(ascii: "\""):
                 position += 1
-                return text
+                return
             case UInt8(ascii: "\\"):
-                try parseEscape(into: &text)
+                try parseEscape()
             case 0..<0x20:
                 throw fail("unescaped control character \(describe(byte)) in string")
             case 0x80...:
@@ -168,7 +222,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseEscape(into text: inout [UInt8]) throws(JSONParseError) {
+    private mutating func parseEscape() throws(JSONParseError) {
         position += 1
         guard position < bytes.count else { throw fail("unterminated escape sequence") }
         let escaped = bytes[position]
@@ -182,7 +236,9 @@ public struct JSONParser {
         case UInt8(ascii: "n"): text.append(0x0A)
         case UInt8(ascii: "r"): text.append(0x0D)
         case UInt8(ascii: "t"): text.append(0x09)
-        case UInt8(ascii: "u"): appendScalar(try parseUnicodeEscape(), to: &text)
+        case UInt8(ascii: "u"):
+            let scalar = try parseUnicodeEscape()
+            UTF8.encode(scalar) { text.append($0) }
         default:
             position -= 1
             throw fail("invalid escape sequence '\\\(describe(escaped))'")
@@ -262,10 +318,6 @@ public struct JSONParser {
             throw fail("invalid UTF-8 sequence (overlong, surrogate or out of range)")
         }
         return length
-    }
-
-    private func appendScalar(_ scalar: Unicode.Scalar, to text: inout [UInt8]) {
-        UTF8.encode(scalar) { text.append($0) }
     }
 
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {

@@ -53,4 +53,24 @@ public struct JSONPointer: Equatable, Sendable {
         }
         return current
     }
+
+    /// The same in a document, read in place.
+    public func resolve(in document: JSONNode) -> JSONNode? {
+        var current = document
+        for token in tokens {
+            switch current.kind {
+            case .object:
+                guard let next = current[token] else { return nil }
+                current = next
+            case .array:
+                guard let index = Int(token), String(index) == token, let next = current.element(at: index) else {
+                    return nil
+                }
+                current = next
+            default:
+                return nil
+            }
+        }
+        return current
+    }
 }

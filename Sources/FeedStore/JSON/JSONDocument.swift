@@ -1,0 +1,164 @@
+/// A JSON document kept as its canonical compact bytes and a tape of its values, read on demand
+/// through `JSONNode`s.
+///
+/// What the store needs of a payload (member order, exact number literals, the canonical form
+/// the fingerprint is computed over) in the bytes themselves plus 8 bytes per value: a tree of
+/// `JSONValue`s costs several times that, a box, a string and an array slot per value, which for
+/// a 16 MiB payload of short values is hundreds of megabytes. Any value's canonical bytes are a
+/// contiguous slice of `bytes`.
+public struct JSONDocument: Sendable {
+    /// The canonical compact form (feed format v1) of the whole document.
+    public let bytes: [UInt8]
+    /// One entry per value (member names included), in document order.
+    let tape: [TapeEntry]
+
+    /// The largest document a tape can describe (a value's length has 29 bits).
+    public static let maxBytes = (1 << 29) - 1
+
+    /// Parses `input` strictly (the rules of `JSONParser`) into its canonical bytes and tape.
+    public static func parse<Bytes: Collection>(
+        _ input: Bytes, limits: JSONLimits = JSONLimits()
+    ) throws(JSONParseError) -> JSONDocument
+    where Bytes.Element == UInt8 {
+        var bounded = limits
+        bounded.maxBytes = min(limits.maxBytes, maxBytes)
+        var builder = JSONDocumentBuilder(capacity: input.count)
+        _ = try JSONParser.read(input, limits: bounded, into: &builder)
+        return JSONDocument(bytes: builder.output, tape: builder.tape)
+    }
+
+    /// The document's root value.
+    public var root: JSONNode { JSONNode(document: self, index: 0) }
+
+    /// Bytes held, for caches that bound their memory.
+    public var footprint: Int { bytes.count + tape.count * MemoryLayout<TapeEntry>.stride }
+
+    /// The index of the first entry after the value at `index` and everything inside it.
+    func end(of index: Int) -> Int {
+        let entry = tape[index]
+        guard entry.kind == .object || entry.kind == .array else { return index + 1 }
+        // Entries are in document order, so the first one starting at or after this value's end
+        // is the next one outside it.
+        let limit = Int(entry.start) + Int(entry.length)
+        var low = index + 1
+        var high = tape.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Int(tape[middle].start) < limit { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// One value of a `JSONDocument`: where its canonical bytes start, how long they are, its kind.
+struct TapeEntry: Sendable {
+    /// The kinds of value.
+    enum Kind: UInt32, Sendable {
+        case object, array, string, number, `true`, `false`, null
+    }
+
+    /// Offset of its first byte in the document's canonical bytes.
+    var start: UInt32
+    /// Kind (top 3 bits) and length (low 29 bits).
+    private var packed: UInt32
+
+    init(kind: Kind, start: Int, length: Int) {
+        self.start = UInt32(truncatingIfNeeded: start)
+        packed = kind.rawValue << 29 | UInt32(truncatingIfNeeded: length) & Self.lengthMask
+    }
+
+    private static let lengthMask: UInt32 = (1 << 29) - 1
+
+    /// What it is.
+    var kind: Kind { Kind(rawValue: packed >> 29) ?? .null }
+
+    /// Its canonical bytes' length.
+    var length: UInt32 {
+        get { packed & Self.lengthMask }
+        set { packed = packed & ~Self.lengthMask | newValue & Self.lengthMask }
+    }
+}
+
+/// Writes the canonical compact form and the tape as the grammar reads a document.
+struct JSONDocumentBuilder: JSONBuilder {
+    /// The canonical bytes so far.
+    private(set) var output: [UInt8] = []
+    /// The tape so far.
+    private(set) var tape: [TapeEntry] = []
+
+    /// A container being read: its tape entry and whether a member or element came already.
+    struct Container {
+        var entry: Int
+        var hasContent: Bool
+    }
+
+    init(capacity: Int) {
+        // Canonical bytes are never longer than the input (escapes only get shorter).
+        output.reserveCapacity(capacity)
+    }
+
+    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let start = output.count
+        CompactJSON.writeString(bytes: bytes, to: &output)
+        tape.append(TapeEntry(kind: .string, start: start, length: output.count - start))
+    }
+
+    mutating func number(_ literal: UnsafeBufferPointer<UInt8>) {
+        scalar(.number, literal)
+    }
+
+    mutating func bool(_ flag: Bool) {
+        flag ? scalar(.true, Self.trueBytes) : scalar(.false, Self.falseBytes)
+    }
+
+    mutating func null() { scalar(.null, Self.nullBytes) }
+
+    private static let trueBytes: StaticString = "true"
+    private static let falseBytes: StaticString = "false"
+    private static let nullBytes: StaticString = "null"
+
+    private mutating func scalar(_ kind: TapeEntry.Kind, _ text: StaticString) {
+        scalar(kind, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private mutating func scalar(_ kind: TapeEntry.Kind, _ bytes: UnsafeBufferPointer<UInt8>) {
+        tape.append(TapeEntry(kind: kind, start: output.count, length: bytes.count))
+        output.append(contentsOf: bytes)
+    }
+
+    mutating func beginObject() -> Container { open(.object, UInt8(ascii: "{")) }
+
+    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, in object: inout Container) {
+        separate(&object)
+        string(name)
+        output.append(UInt8(ascii: ":"))
+    }
+
+    mutating func endMember(_ value: Void, in object: inout Container) {}
+
+    mutating func endObject(_ object: Container) { close(object, UInt8(ascii: "}")) }
+
+    mutating func beginArray() -> Container { open(.array, UInt8(ascii: "[")) }
+
+    mutating func beginElement(in array: inout Container) { separate(&array) }
+
+    mutating func endElement(_ value: Void, in array: inout Container) {}
+
+    mutating func endArray(_ array: Container) { close(array, UInt8(ascii: "]")) }
+
+    private mutating func open(_ kind: TapeEntry.Kind, _ bracket: UInt8) -> Container {
+        tape.append(TapeEntry(kind: kind, start: output.count, length: 0))
+        output.append(bracket)
+        return Container(entry: tape.count - 1, hasContent: false)
+    }
+
+    private mutating func separate(_ container: inout Container) {
+        if container.hasContent { output.append(UInt8(ascii: ",")) }
+        container.hasContent = true
+    }
+
+    private mutating func close(_ container: Container, _ bracket: UInt8) {
+        output.append(bracket)
+        tape[container.entry].length = UInt32(truncatingIfNeeded: output.count - Int(tape[container.entry].start))
+    }
+}

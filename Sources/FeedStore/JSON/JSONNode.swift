@@ -1,0 +1,146 @@
+/// One value of a `JSONDocument`, read in place: its kind, its scalar, its members or elements,
+/// its canonical bytes, or (for a small part of a large document) a `JSONValue` of it.
+public struct JSONNode: Sendable {
+    /// The document it belongs to.
+    public let document: JSONDocument
+    /// Its position in the document's tape.
+    let index: Int
+
+    init(document: JSONDocument, index: Int) {
+        self.document = document
+        self.index = index
+    }
+
+    /// The kinds of value.
+    public enum Kind: Sendable, Equatable {
+        case object, array, string, number, bool, null
+    }
+
+    private var entry: TapeEntry { document.tape[index] }
+
+    /// What it is.
+    public var kind: Kind {
+        switch entry.kind {
+        case .object: return .object
+        case .array: return .array
+        case .string: return .string
+        case .number: return .number
+        case .true, .false: return .bool
+        case .null: return .null
+        }
+    }
+
+    /// Its canonical compact bytes (a slice of the document's).
+    public var compactBytes: ArraySlice<UInt8> {
+        let start = Int(entry.start)
+        return document.bytes[start..<start + Int(entry.length)]
+    }
+
+    /// The string, when this is a string (decoded from its canonical literal).
+    public var stringValue: String? {
+        guard entry.kind == .string else { return nil }
+        return CompactJSON.decodeCanonicalString(compactBytes)
+    }
+
+    /// The number's literal text, when this is a number.
+    public var numberLiteral: String? {
+        guard entry.kind == .number else { return nil }
+        return String(decoding: compactBytes, as: UTF8.self)
+    }
+
+    /// The number as an exact integer, when the literal is one (no fraction or exponent) and fits Int64.
+    public var integerValue: Int64? {
+        guard let literal = numberLiteral, !literal.contains(where: { ".eE".contains($0) }) else { return nil }
+        return Int64(literal)
+    }
+
+    /// The boolean, when this is one.
+    public var boolValue: Bool? {
+        switch entry.kind {
+        case .true: return true
+        case .false: return false
+        default: return nil
+        }
+    }
+
+    /// The members in order, when this is an object (empty otherwise).
+    public var members: [(name: String, value: JSONNode)] {
+        guard entry.kind == .object else { return [] }
+        var members: [(name: String, value: JSONNode)] = []
+        forEachMember { name, value in
+            members.append((name, value))
+            return true
+        }
+        return members
+    }
+
+    /// The elements in order, when this is an array (empty otherwise).
+    public var elements: [JSONNode] {
+        guard entry.kind == .array else { return [] }
+        var elements: [JSONNode] = []
+        var child = index + 1
+        let end = document.end(of: index)
+        while child < end {
+            elements.append(JSONNode(document: document, index: child))
+            child = document.end(of: child)
+        }
+        return elements
+    }
+
+    /// The element at `position` of an array, found without listing the others.
+    public func element(at position: Int) -> JSONNode? {
+        guard entry.kind == .array, position >= 0 else { return nil }
+        var child = index + 1
+        let end = document.end(of: index)
+        var seen = 0
+        while child < end {
+            if seen == position { return JSONNode(document: document, index: child) }
+            seen += 1
+            child = document.end(of: child)
+        }
+        return nil
+    }
+
+    /// The value of the member called `key` (compared as UTF-8 bytes), when this is an object.
+    public subscript(key: String) -> JSONNode? {
+        guard entry.kind == .object else { return nil }
+        var wanted: [UInt8] = []
+        CompactJSON.writeString(key, to: &wanted)
+        var found: JSONNode?
+        var child = index + 1
+        let end = document.end(of: index)
+        while child < end {
+            let name = JSONNode(document: document, index: child)
+            if name.compactBytes.elementsEqual(wanted) {
+                found = JSONNode(document: document, index: child + 1)
+                break
+            }
+            child = document.end(of: child + 1)
+        }
+        return found
+    }
+
+    /// Calls `body` with each member until it returns false.
+    private func forEachMember(_ body: (String, JSONNode) -> Bool) {
+        var child = index + 1
+        let end = document.end(of: index)
+        while child < end {
+            let name = JSONNode(document: document, index: child).stringValue ?? ""
+            guard body(name, JSONNode(document: document, index: child + 1)) else { return }
+            child = document.end(of: child + 1)
+        }
+    }
+
+    /// This value as a `JSONValue` tree (for a part small enough to hold as one).
+    public var value: JSONValue {
+        switch entry.kind {
+        case .object: return .object(members.map { JSONMember($0.name, $0.value.value) })
+        case .array: return .array(elements.map(\.value))
+        case .string: return .string(stringValue ?? "")
+        case .number: return .number(numberLiteral ?? "0")
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .null: return .null
+        }
+    }
+}
