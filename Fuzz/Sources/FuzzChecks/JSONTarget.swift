@@ -21,8 +21,9 @@ enum JSONTarget {
                 (0...input.count).contains(error.offset), "a parse error's offset lies within the input",
                 observed: "offset \(error.offset) for \(input.count) bytes (\(error.reason))")
             guard case .failure(let documentError) = document, documentError == error else {
-                throw PropertyViolation(property: "a document refuses what the tree parser refuses, with its error",
-                                        observed: "\(error) vs \(document)")
+                throw PropertyViolation(
+                    property: "a document refuses what the tree parser refuses, with its error",
+                    observed: "\(error) vs \(document)")
             }
             try expect(
                 (try? JSONParser.validate(input)) == nil, "validation refuses what the tree parser refuses")

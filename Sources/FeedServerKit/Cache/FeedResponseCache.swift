@@ -32,14 +32,15 @@ final class FeedResponseCache: Sendable {
         /// The served generation's schema version.
         let schemaVersion: Int
         private let compactPayload: [UInt8]
-        private let parsed = Lock<JSONValue?>(nil)
+        private let parsed = Lock<JSONDocument?>(nil)
 
-        /// The payload as a JSON value, parsed once per cached generation (timelines).
-        func payload() throws(JSONParseError) -> JSONValue {
-            if let value = parsed.withLock({ $0 }) { return value }
-            let value = try JSONParser.parse(compactPayload, limits: JSONLimits(maxDepth: .max, maxBytes: .max))
-            parsed.withLock { $0 = value }
-            return value
+        /// The payload as a document, read once per cached generation (timelines): its tape beside
+        /// the compact payload the entry holds anyway.
+        func payload() throws(JSONParseError) -> JSONDocument {
+            if let document = parsed.withLock({ $0 }) { return document }
+            let document = try JSONDocument(canonical: compactPayload)
+            parsed.withLock { $0 = document }
+            return document
         }
 
         /// The `200` response (built once, and queued as one prepared `MHD_Response`).

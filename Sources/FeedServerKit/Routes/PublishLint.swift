@@ -30,7 +30,9 @@ enum PublishLint {
     static func warnings(
         payload: [UInt8], packing: AssetBudget.Result, lint: FeedLint, limits: JSONLimits
     ) -> LintReport {
-        guard let value = try? JSONParser.parse(payload, limits: limits) else { return LintReport(limit: maxListed) }
+        guard let value = try? JSONDocument.parse(payload, limits: limits).root else {
+            return LintReport(limit: maxListed)
+        }
         let assets = packing.packed.map {
             FeedLint.Asset(name: $0.name, width: $0.image.width, height: $0.image.height)
         }

@@ -49,9 +49,9 @@ struct RotationRoutes: Sendable {
         guard case .feed(let generation) = cache.lookup(.init(group: group, schemaVersion: schemaVersion)) else {
             throw Problem.noFeed(group: group, schemaVersion: nil)
         }
-        let payload: JSONValue
+        let payload: JSONDocument
         do { payload = try generation.payload() } catch { throw Problem.invalidParameter("\(error)") }
-        guard let items = pointer.resolve(in: payload)?.arrayValue, !items.isEmpty else {
+        guard let items = pointer.resolve(in: payload.root), items.kind == .array, items.count > 0 else {
             throw Problem.noItems(pointer: pointerText, generation: generation.generationId)
         }
         let entries: [JSONValue] = WidgetTimeline.entries(

@@ -293,8 +293,8 @@ struct FaultInjector {
         }
         // Prefer an image the payload names, so the widget visibly misses it.
         let named =
-            (try? JSONParser.parse(copy.envelope.compactPayload)).map {
-                PayloadReferences(payload: $0, assetNames: candidates.map(\.name)).referenced
+            (try? JSONDocument.parse(copy.envelope.compactPayload)).map {
+                PayloadReferences(payload: $0.root, assetNames: candidates.map(\.name)).referenced
             } ?? []
         return candidates.first { named.contains($0.name) } ?? first
     }

@@ -35,9 +35,10 @@ public struct Envelope: Equatable, Sendable {
     public static func decode(
         _ bytes: [UInt8], limits: JSONLimits = JSONLimits(maxDepth: 129)
     ) throws(DecodeError) -> Envelope {
-        let root: JSONValue
-        do { root = try JSONParser.parse(bytes, limits: limits) } catch { throw .unparsable(error) }
-        guard case .object = root else { throw .invalid("feed.json is not a JSON object") }
+        let document: JSONDocument
+        do { document = try JSONDocument.parse(bytes, limits: limits) } catch { throw .unparsable(error) }
+        let root = document.root
+        guard root.kind == .object else { throw .invalid("feed.json is not a JSON object") }
         guard let schema = root["schemaVersion"]?.integerValue, let schemaVersion = Int(exactly: schema) else {
             throw .invalid("schemaVersion is missing or not an integer")
         }
@@ -52,7 +53,7 @@ public struct Envelope: Equatable, Sendable {
             schemaVersion: schemaVersion,
             generatedAtEpochMs: generatedAt,
             fingerprint: fingerprint,
-            compactPayload: CompactJSON.bytes(payload),
+            compactPayload: Array(payload.compactBytes),
             assets: decodeAssets(root["assets"])
         )
     }
@@ -60,8 +61,9 @@ public struct Envelope: Equatable, Sendable {
     /// This project's `assets` list, or nil when the key is absent or has any other shape: WidgetBridge's
     /// readers ignore unknown keys, so another writer's `assets` must not make a generation unreadable
     /// here (the reader then lists the `assets/` folder, as for WidgetBridge's own generations).
-    private static func decodeAssets(_ value: JSONValue?) -> [StoredAsset]? {
-        guard let elements = value?.arrayValue else { return nil }
+    private static func decodeAssets(_ value: JSONNode?) -> [StoredAsset]? {
+        guard let value, value.kind == .array else { return nil }
+        let elements = value.elements
         var lines: [StoredAsset] = []
         for element in elements {
             guard let name = element["name"]?.stringValue,

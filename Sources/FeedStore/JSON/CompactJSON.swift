@@ -11,12 +11,13 @@ public enum CompactJSON {
         return output
     }
 
-    /// Parses `input` strictly and returns its canonical compact bytes.
+    /// Parses `input` strictly and returns its canonical compact bytes, written as it is read:
+    /// no tree is built, so a payload costs about twice its size while it is canonicalised.
     public static func canonicalize<Bytes: Collection>(
         _ input: Bytes, limits: JSONLimits = JSONLimits()
     ) throws(JSONParseError) -> [UInt8]
     where Bytes.Element == UInt8 {
-        bytes(try JSONParser.parse(input, limits: limits))
+        try JSONDocument.parse(input, limits: limits).bytes
     }
 
     /// Appends the canonical compact form of `value` to `output`.
@@ -101,7 +102,9 @@ public enum CompactJSON {
             case UInt8(ascii: "r"): text.append(0x0D)
             case UInt8(ascii: "u"):
                 // `\u00xx`: a control character.
-                guard index + 4 <= inner.endIndex, let code = UInt8(String(decoding: inner[index + 2..<index + 4], as: UTF8.self), radix: 16) else {
+                guard index + 4 <= inner.endIndex,
+                    let code = UInt8(String(decoding: inner[index + 2..<index + 4], as: UTF8.self), radix: 16)
+                else {
                     break
                 }
                 text.append(code)

@@ -27,6 +27,22 @@ public struct JSONDocument: Sendable {
         return JSONDocument(bytes: builder.output, tape: builder.tape)
     }
 
+    /// A document over bytes already in canonical form (a stored payload), sharing them: only
+    /// the tape is new. Bytes that are not canonical are parsed into a copy that is.
+    public init(canonical bytes: [UInt8]) throws(JSONParseError) {
+        let parsed = try Self.parse(bytes, limits: JSONLimits(maxDepth: .max, maxBytes: Self.maxBytes))
+        self.init(bytes: parsed.bytes == bytes ? bytes : parsed.bytes, tape: parsed.tape)
+    }
+
+    init(bytes: [UInt8], tape: [TapeEntry]) {
+        self.bytes = bytes
+        self.tape = tape
+    }
+
+    /// The document `null`, for a payload that cannot be read.
+    public static let null = JSONDocument(
+        bytes: Array("null".utf8), tape: [TapeEntry(kind: .null, start: 0, length: 4)])
+
     /// The document's root value.
     public var root: JSONNode { JSONNode(document: self, index: 0) }
 

@@ -87,6 +87,26 @@ public struct JSONNode: Sendable {
         return elements
     }
 
+    /// How many elements (an array) or members (an object) it has; 0 for a scalar.
+    public var count: Int {
+        var count = 0
+        switch entry.kind {
+        case .object: forEachMember { _, _ in count += 1 }
+        case .array: forEachElement { _, _ in count += 1 }
+        default: break
+        }
+        return count
+    }
+
+    /// The elements at `positions` of an array, in one pass.
+    public func elements(at positions: Set<Int>) -> [Int: JSONNode] {
+        var found: [Int: JSONNode] = [:]
+        forEachElement { position, element in
+            if positions.contains(position) { found[position] = element }
+        }
+        return found
+    }
+
     /// The element at `position` of an array, found without listing the others.
     public func element(at position: Int) -> JSONNode? {
         guard entry.kind == .array, position >= 0 else { return nil }
@@ -118,6 +138,33 @@ public struct JSONNode: Sendable {
             child = document.end(of: child + 1)
         }
         return found
+    }
+
+    /// Calls `body` with each member of an object in order (nothing for another kind), without
+    /// listing them first.
+    public func forEachMember(_ body: (_ name: String, _ value: JSONNode) throws -> Void) rethrows {
+        guard entry.kind == .object else { return }
+        var child = index + 1
+        let end = document.end(of: index)
+        while child < end {
+            try body(
+                JSONNode(document: document, index: child).stringValue ?? "",
+                JSONNode(document: document, index: child + 1))
+            child = document.end(of: child + 1)
+        }
+    }
+
+    /// Calls `body` with each element of an array and its position (nothing for another kind).
+    public func forEachElement(_ body: (_ position: Int, _ element: JSONNode) throws -> Void) rethrows {
+        guard entry.kind == .array else { return }
+        var child = index + 1
+        let end = document.end(of: index)
+        var position = 0
+        while child < end {
+            try body(position, JSONNode(document: document, index: child))
+            position += 1
+            child = document.end(of: child)
+        }
     }
 
     /// Calls `body` with each member until it returns false.

@@ -45,14 +45,14 @@ public struct FeedLint: Sendable, Equatable {
     /// order given, per missing name in payload order). `skipped` maps the names of uploaded
     /// images the budget left out to the reason, so a payload naming one is told why.
     /// Unbounded: a server answers with `report(…limit:)`.
-    public func warnings(payload: JSONValue, assets: [Asset], skipped: [String: String] = [:]) -> [LintWarning] {
+    public func warnings(payload: JSONNode, assets: [Asset], skipped: [String: String] = [:]) -> [LintWarning] {
         report(payload: payload, assets: assets, skipped: skipped, limit: .max).warnings
     }
 
     /// The warnings `warnings(payload:assets:skipped:)` gives, the first `limit` spelled out and
     /// every one counted: a payload naming a million missing files costs counting, not a million
     /// sentences (each warning's detail is a few hundred bytes).
-    public func report(payload: JSONValue, assets: [Asset], skipped: [String: String] = [:], limit: Int) -> LintReport {
+    public func report(payload: JSONNode, assets: [Asset], skipped: [String: String] = [:], limit: Int) -> LintReport {
         var report = LintReport(limit: limit)
         for asset in assets {
             guard let area = asset.area, area > PlatformLimits.iosImageAreaPixels else { continue }
@@ -206,7 +206,7 @@ struct PayloadReferences {
         case index(Int)
     }
 
-    init(payload: JSONValue, assetNames: [String]) {
+    init(payload: JSONNode, assetNames: [String]) {
         names = Set(assetNames)
         var stems: [String: [String]] = [:]
         for name in assetNames {
@@ -218,23 +218,23 @@ struct PayloadReferences {
         visit(payload)
     }
 
-    private mutating func visit(_ value: JSONValue) {
-        switch value {
-        case .object(let members):
-            for member in members {
-                path.append(.member(member.name))
-                consider(member.name, isMemberName: true)
-                visit(member.value)
+    private mutating func visit(_ value: JSONNode) {
+        switch value.kind {
+        case .object:
+            value.forEachMember { name, member in
+                path.append(.member(name))
+                consider(name, isMemberName: true)
+                visit(member)
                 path.removeLast()
             }
-        case .array(let elements):
-            for (index, element) in elements.enumerated() {
+        case .array:
+            value.forEachElement { index, element in
                 path.append(.index(index))
                 visit(element)
                 path.removeLast()
             }
-        case .string(let text):
-            consider(text, isMemberName: false)
+        case .string:
+            consider(value.stringValue ?? "", isMemberName: false)
         case .number, .bool, .null:
             break
         }

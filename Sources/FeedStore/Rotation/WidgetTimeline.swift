@@ -16,7 +16,29 @@ public enum WidgetTimeline {
     /// `hours` entries starting at the local hour containing `startEpochMs`; fewer when the
     /// hours would run past the range of epoch milliseconds an `Int64` holds.
     public static func entries(items: [JSONValue], startEpochMs: Int64, hours: Int, zoneOffsetSeconds: Int) -> [Entry] {
-        guard !items.isEmpty, hours > 0 else { return [] }
+        entries(count: items.count, startEpochMs: startEpochMs, hours: hours, zoneOffsetSeconds: zoneOffsetSeconds) {
+            items[$0]
+        }
+    }
+
+    /// The same for the items of an array in a document: only the items the hours show are read.
+    public static func entries(items: JSONNode, startEpochMs: Int64, hours: Int, zoneOffsetSeconds: Int) -> [Entry] {
+        let slots = Self.entries(
+            count: items.count, startEpochMs: startEpochMs, hours: hours, zoneOffsetSeconds: zoneOffsetSeconds
+        ) { _ in JSONValue.null }
+        let shown = items.elements(at: Set(slots.map(\.index)))
+        return slots.map { entry in
+            var entry = entry
+            entry.item = shown[entry.index]?.value ?? .null
+            return entry
+        }
+    }
+
+    /// `hours` entries over `count` items, each item given by `item`.
+    static func entries(
+        count: Int, startEpochMs: Int64, hours: Int, zoneOffsetSeconds: Int, item: (Int) -> JSONValue
+    ) -> [Entry] {
+        guard count > 0, hours > 0 else { return [] }
         let firstSlot = WidgetRotation.hourSlot(epochMs: startEpochMs, zoneOffsetSeconds: zoneOffsetSeconds)
         var entries: [Entry] = []
         for hour in 0..<hours {
@@ -25,8 +47,8 @@ public enum WidgetTimeline {
             guard !overflow,
                 let start = WidgetRotation.slotStartEpochMs(slot: slot, zoneOffsetSeconds: zoneOffsetSeconds)
             else { break }
-            let index = WidgetRotation.index(slot: slot, count: items.count)
-            entries.append(Entry(startEpochMs: start, slot: slot, index: index, item: items[index]))
+            let index = WidgetRotation.index(slot: slot, count: count)
+            entries.append(Entry(startEpochMs: start, slot: slot, index: index, item: item(index)))
         }
         return entries
     }

@@ -12,7 +12,9 @@ extension FeedRoutes {
         let (group, schemaVersion) = try readTarget(routed)
         let read = store.read(group: group, schemaVersion: schemaVersion)
         guard let generation = read.served else { throw Problem.noFeed(group: group, schemaVersion: schemaVersion) }
-        let payload = (try? JSONParser.parse(generation.compactPayload)) ?? .null
+        let payload =
+            (try? JSONDocument.parse(generation.compactPayload, limits: store.configuration.payloadLimits))?.root
+            ?? JSONDocument.null.root
         let assets = generation.assets.map { asset -> FeedLint.Asset in
             if let width = asset.width, let height = asset.height {
                 return FeedLint.Asset(name: asset.name, width: width, height: height)
