@@ -15,6 +15,9 @@ package enum ArchiveError: Error, Equatable, Sendable {
     case hardLink(String)
     /// A device, FIFO or socket entry.
     case device(String)
+    /// A sparse entry (a sparse map, or data that skips ahead of what is stored): its holes
+    /// would unpack to bytes the body never brought.
+    case sparse(String)
     /// A path with no place in the seed layout.
     case outsideLayout(String)
     /// An asset name that is not a safe name, and why.
@@ -27,6 +30,10 @@ package enum ArchiveError: Error, Equatable, Sendable {
     case tooManyEntries(limit: Int)
     /// More data, declared or read, than `ArchiveLimits.maxBytes`.
     case tooMuchData(limit: Int)
+    /// Data, declared up to and including this entry or read, past the archive's own size
+    /// (`bytes` of it, the body `bodyBytes`): a tar stores every byte it unpacks to, so such
+    /// headers claim data the body does not hold.
+    case largerThanBody(String, bytes: Int, bodyBytes: Int)
     /// `payload.json` declared larger than `ArchiveLimits.maxPayloadBytes`.
     case payloadTooLarge(bytes: Int, limit: Int)
     /// `meta.json` declared larger than `SeedMeta.maxBytes`.

@@ -39,10 +39,12 @@ package enum ArchiveUnpacker {
         }
     }
 
-    /// Reads the tar entry by entry. Absolute paths, `..`, links, devices and anything outside
-    /// the layout are refused, and so are more than `maxEntries` entries or more than `maxBytes`
-    /// of data, judged from each header before its data is read (and again as it is read).
-    /// Assets go to files of `spool`.
+    /// Reads the tar entry by entry. Absolute paths, `..`, links, devices, sparse entries and
+    /// anything outside the layout are refused, and so are more than `maxEntries` entries, more
+    /// than `maxBytes` of data, or more data than the archive's own size, judged from each header
+    /// before its data is read (and again as it is read). The last bound is what keeps the
+    /// bytes written to what the body brought: the body and in-flight limits count only bytes
+    /// on the wire. Assets go to files of `spool`.
     package static func unpack(
         _ reader: TarReader, limits: ArchiveLimits, assets spool: any AssetSpool
     )
@@ -54,6 +56,7 @@ package enum ArchiveUnpacker {
         var seen = Set<String>()
         var entries = 0
         var declared = 0
+        let bounds = DataBounds(limit: limits.maxBytes, archiveBytes: reader.archiveBytes)
         while true {
             let entry: TarReader.Entry
             do {
@@ -67,6 +70,10 @@ package enum ArchiveUnpacker {
             let place = try place(of: entry)
             declared = addingSaturating(declared, entry.size)
             guard declared <= limits.maxBytes else { throw .tooMuchData(limit: limits.maxBytes) }
+            guard declared <= bounds.archiveBytes else {
+                // `place(of:)` refused an entry without a path.
+                throw .largerThanBody(entry.path ?? "", bytes: declared, bodyBytes: bounds.archiveBytes)
+            }
             let key: String
             switch place {
             // `.skipped` is a seed folder's; an archive's leftovers were refused above.
@@ -82,14 +89,14 @@ package enum ArchiveUnpacker {
                 guard entry.size <= limits.maxPayloadBytes else {
                     throw .payloadTooLarge(bytes: entry.size, limit: limits.maxPayloadBytes)
                 }
-                payload = try readAll(reader, limit: limits.maxBytes)
+                payload = try readAll(reader, entry: key, bounds)
             case .meta:
                 guard entry.size <= SeedMeta.maxBytes else {
                     throw .metaTooLarge(bytes: entry.size, limit: SeedMeta.maxBytes)
                 }
-                meta = try readAll(reader, limit: limits.maxBytes)
+                meta = try readAll(reader, entry: key, bounds)
             case .asset(let name):
-                let source = try readAsset(reader, into: spool, limit: limits.maxBytes)
+                let source = try readAsset(reader, entry: key, bounds, into: spool)
                 assets.append(AssetBudget.Candidate(name: name, source: source))
             }
         }
@@ -115,6 +122,7 @@ package enum ArchiveUnpacker {
         case .other: throw .device(path)
         case .regular, .directory: break
         }
+        if entry.isSparse { throw .sparse(path) }
         do {
             return try SeedLayout.classify(path, isFolder: entry.kind == .directory, for: .archive)
         } catch {
@@ -126,39 +134,59 @@ package enum ArchiveUnpacker {
         }
     }
 
-    private static func readAll(_ reader: TarReader, limit: Int) throws(ArchiveError) -> [UInt8] {
+    /// The most data bytes an archive may unpack to: `--max-body-bytes`, and never more than
+    /// the archive itself holds.
+    private struct DataBounds {
+        let limit: Int
+        let archiveBytes: Int
+
+        var bytes: Int { min(limit, archiveBytes) }
+
+        /// The refusal for `reached` bytes of data, read while unpacking `entry`.
+        func refusal(_ entry: String, reached: Int) -> ArchiveError {
+            archiveBytes <= limit
+                ? .largerThanBody(entry, bytes: reached, bodyBytes: archiveBytes) : .tooMuchData(limit: limit)
+        }
+    }
+
+    private static func readAll(
+        _ reader: TarReader, entry: String, _ bounds: DataBounds
+    ) throws(ArchiveError)
+        -> [UInt8]
+    {
         var bytes: [UInt8] = []
-        try reading(reader, limit: limit) { try reader.readData(limit: limit) { bytes.append(contentsOf: $0) } }
+        try read(reader, entry: entry, bounds) { bytes.append(contentsOf: $0) }
         return bytes
     }
 
     /// An asset's data, streamed to a new file of `spool`.
     private static func readAsset(
-        _ reader: TarReader, into spool: any AssetSpool, limit: Int
+        _ reader: TarReader, entry: String, _ bounds: DataBounds, into spool: any AssetSpool
     ) throws(ArchiveError)
         -> AssetSource
     {
-        try reading(reader, limit: limit) {
-            let file = try spool.makeFile()
-            try reader.readData(limit: limit) { try file.append($0) }
-            return try file.finish()
-        }
+        let file: any AssetSpoolFile
+        do { file = try spool.makeFile() } catch { throw .storageFailed(reason: error.reason) }
+        try read(reader, entry: entry, bounds) { piece throws(AssetSpoolError) in try file.append(piece) }
+        do { return try file.finish() } catch { throw .storageFailed(reason: error.reason) }
     }
 
-    /// `body`'s result, its failure as an archive error: libarchive's (the tar is at fault) or
-    /// the spool's (the server is).
-    private static func reading<T>(_ reader: TarReader, limit: Int, _ body: () throws -> T) throws(ArchiveError) -> T {
+    /// Passes the entry's data to `piece`, its failure as an archive error: libarchive's or a
+    /// hole's (the tar is at fault), a bound's, or the spool's (the server is).
+    private static func read(
+        _ reader: TarReader, entry: String, _ bounds: DataBounds, _ piece: (UnsafeRawBufferPointer) throws -> Void
+    ) throws(ArchiveError) {
         do {
-            return try body()
-        } catch is TarError where reader.dataBytes > limit {
-            throw .tooMuchData(limit: limit)
-        } catch let error as TarError {
-            throw .malformed(reason: error.description)
-        } catch let error as AssetSpoolError {
-            throw .storageFailed(reason: error.reason)
+            try reader.readData(limit: bounds.bytes, piece)
         } catch {
+            switch error {
+            case .unreadable(let failure): throw .malformed(reason: failure.description)
+            case .hole: throw .sparse(entry)
+            case .overLimit(let reached): throw bounds.refusal(entry, reached: reached)
+            case .output(let failure as AssetSpoolError): throw .storageFailed(reason: failure.reason)
             // Nothing else throws here; its description might name a path, so it is not shown.
-            throw .storageFailed(reason: "other")
+            case .output: throw .storageFailed(reason: "other")
+            }
         }
     }
 

@@ -18,6 +18,20 @@ package struct TarError: Error, CustomStringConvertible {
     }
 }
 
+/// Why an entry's data was not read whole.
+package enum TarDataError: Error {
+    /// libarchive could not read it.
+    case unreadable(TarError)
+    /// The data skips ahead of the bytes the archive stores for it: a sparse map's hole, or a
+    /// size (`GNU.sparse.size`, `SCHILY.realsize`, a GNU header's real size) past the stored
+    /// data. libarchive's `archive_read_data` would fill either with zeros the body never held.
+    case hole
+    /// More than the reader's limit came, over every entry; `reached` is the total it would be.
+    case overLimit(reached: Int)
+    /// The piece function's own error.
+    case output(any Error)
+}
+
 /// Reads a tar (ustar, pax, GNU; no compression) entry by entry. Owns the libarchive read
 /// handle (`archive_read_new` in init, `archive_read_free` in deinit) and, for a file, its
 /// descriptor (opened here, closed in deinit). Files are read through their descriptor, not by
@@ -31,8 +45,11 @@ package final class TarReader {
         /// The path as stored (nil when it is not UTF-8).
         package var path: String?
         package var kind: Kind
-        /// The declared size of its data.
+        /// The declared size of its data (for a sparse entry, the size with its holes).
         package var size: Int
+        /// Whether libarchive found a sparse map (GNU old, pax 0.0, 0.1 or 1.0, Solaris) with a
+        /// data block; a map of holes alone shows only as a `size` past the stored data.
+        package var isSparse: Bool
     }
 
     private let handle: OpaquePointer
@@ -42,6 +59,9 @@ package final class TarReader {
     private let descriptor: Int32
     /// Data bytes read so far, over every entry.
     package private(set) var dataBytes = 0
+    /// The whole archive's size (the file's, or the bytes in memory): what the body brought,
+    /// which no honest tar unpacks past, since it stores every byte of every entry.
+    package let archiveBytes: Int
 
     /// A reader over an uploaded file.
     package convenience init(path: String) throws {
@@ -63,6 +83,18 @@ package final class TarReader {
         self.handle = handle
         self.memory = memory
         self.descriptor = descriptor
+        if let memory {
+            archiveBytes = memory.count
+        } else {
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else {
+                let failure = errno
+                archive_read_free(handle)
+                close(descriptor)
+                throw TarError("the uploaded archive cannot be measured (errno \(failure))")
+            }
+            archiveBytes = Int(status.st_size)
+        }
         archive_read_support_format_tar(handle)
         let status: Int32
         if let memory {
@@ -98,21 +130,39 @@ package final class TarReader {
         }
         let size = archive_entry_size_is_set(entry) != 0 ? Int(clamping: archive_entry_size(entry)) : 0
         let path = archive_entry_pathname(entry).flatMap { String(validatingCString: $0) }
-        return Entry(path: path, kind: kind, size: max(0, size))
+        let isSparse = archive_entry_sparse_count(entry) > 0
+        return Entry(path: path, kind: kind, size: max(0, size), isSparse: isSparse)
     }
 
-    /// Reads the current entry's data in pieces; stops with `TarError` once more than `limit`
-    /// bytes came (over all entries), whatever the header declared.
-    package func readData(limit: Int, _ piece: (UnsafeRawBufferPointer) throws -> Void) throws {
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+    /// Reads the current entry's data in pieces, as stored: blocks straight from libarchive
+    /// (`archive_read_data_block`), never the zeros `archive_read_data` makes of a hole, which
+    /// is refused (`.hole`) before a byte past it is passed on. Stops with `.overLimit` once more
+    /// than `limit` bytes came (over all entries), whatever the header declared.
+    package func readData(
+        limit: Int, _ piece: (UnsafeRawBufferPointer) throws -> Void
+    ) throws(TarDataError) {
+        // Where the next stored byte belongs in the entry; a block anywhere else skips a hole.
+        var expected: Int64 = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { archive_read_data(handle, $0.baseAddress, $0.count) }
-            if count == 0 { return }
-            guard count > 0 else { throw TarError(handle, "an entry's data cannot be read") }
+            var block: UnsafeRawPointer?
+            var count = 0
+            var offset: la_int64_t = 0
+            let status = archive_read_data_block(handle, &block, &count, &offset)
+            if status == ARCHIVE_EOF {
+                // The end's offset is the entry's size: past the bytes stored, a trailing hole.
+                guard offset <= expected else { throw .hole }
+                return
+            }
+            guard status == ARCHIVE_OK || status == ARCHIVE_WARN else {
+                throw .unreadable(TarError(handle, "an entry's data cannot be read"))
+            }
+            guard offset == expected else { throw .hole }
             let (total, overflow) = dataBytes.addingReportingOverflow(count)
-            guard !overflow, total <= limit else { throw TarError("more than \(limit) bytes unpacked") }
+            guard !overflow, total <= limit else { throw .overLimit(reached: overflow ? .max : total) }
             dataBytes = total
-            try buffer.withUnsafeBytes { try piece(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            expected += la_int64_t(count)
+            guard count > 0, let block else { continue }
+            do { try piece(UnsafeRawBufferPointer(start: block, count: count)) } catch { throw .output(error) }
         }
     }
 }

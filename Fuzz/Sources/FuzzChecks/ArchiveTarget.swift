@@ -15,7 +15,8 @@ enum ArchiveTarget {
         summary: "tar bodies through libarchive into ArchiveUnpacker.unpack: an archive TarWriter wrote from "
             + "layout entries unpacks to exactly those entries (payload, asset names and bytes, in order) or is "
             + "refused for the limit it breaks (413) or a missing payload.json (400); any bytes unpack to a payload "
-            + "plus unique safe asset names within the entry and byte limits, or to a 400/413 problem.",
+            + "plus unique safe asset names within the entry and byte limits and never to more bytes than the tar "
+            + "itself (no sparse hole is filled), or to a 400/413 problem.",
         check: check)
 
     static let limits = ArchiveLimits(maxEntries: 4, maxBytes: 4096, maxPayloadBytes: 1024)
@@ -44,6 +45,9 @@ enum ArchiveTarget {
             let total = archive.assets.reduce(archive.payload.count) { $0 + $1.source.byteCount }
             try expect(
                 total <= limits.maxBytes, "never more unpacked bytes than --max-body-bytes", observed: "\(total)")
+            try expect(
+                total <= bytes.count, "never more unpacked bytes than the archive brought",
+                observed: "\(total) from \(bytes.count)")
             try expect(
                 archive.payload.count <= limits.maxPayloadBytes, "payload.json within --max-payload-bytes",
                 observed: "\(archive.payload.count)")

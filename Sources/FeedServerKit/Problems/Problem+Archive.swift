@@ -23,6 +23,10 @@ extension Problem {
             self = .invalidArchiveEntry(
                 "Entry '\(Self.shown(path))' is a device, FIFO or socket; "
                     + "archives hold regular files and folders only.")
+        case .sparse(let path):
+            self = .invalidArchiveEntry(
+                "Entry '\(Self.shown(path))' is sparse: its holes would unpack to bytes the body never brought; "
+                    + "archives hold regular files stored whole.")
         case .outsideLayout(let path):
             self = .invalidArchiveEntry(
                 "Entry '\(Self.shown(path))' is not part of the archive layout "
@@ -46,6 +50,13 @@ extension Problem {
                 status: 413, type: "archive-too-large", title: "Archive unpacks too large",
                 detail: "The archive's entries hold more than \(limit) bytes (--max-body-bytes). "
                     + "Nothing was published.")
+        case .largerThanBody(let path, let bytes, let bodyBytes):
+            // A 400, not a 413: the body is within every limit, and a tar that stores every byte
+            // it unpacks to cannot claim more than it holds, so the archive is at fault, and no
+            // smaller body or larger limit would make it acceptable.
+            self = .invalidArchiveEntry(
+                "Entry '\(Self.shown(path))' takes the archive's data to \(bytes) bytes, more than the "
+                    + "\(bodyBytes) bytes of the whole archive: its header claims data the body does not hold.")
         case .payloadTooLarge(let bytes, let limit):
             self = .payloadTooLarge("payload.json has \(bytes) bytes; the limit is \(limit) (--max-payload-bytes).")
         case .metaTooLarge(let bytes, let limit):

@@ -1,3 +1,4 @@
+import ConcurrencyPrimitives
 import FeedArchive
 import FeedStore
 import HTTPTransport
@@ -14,6 +15,8 @@ struct ArchiveRoutes: Sendable {
     let uploads: UploadArea
     /// `--max-parts`: most entries in an archive.
     let maxEntries: Int
+    /// The archive lengths of generations exported or measured, for their `304`s.
+    let sizes = ExportSizes()
 
     /// The route table entry.
     var route: Route {
@@ -40,18 +43,43 @@ struct ArchiveRoutes: Sendable {
         }
         let tag = Conditional.entityTag(generation.fingerprint)
         var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
+        let key = ExportSizes.Key(group: group, generationId: generation.id, fingerprint: generation.fingerprint)
         if Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: tag) {
-            return HTTPResponse(status: 304, headers: headers)
+            // The length of the `200` it stands for, as the feed's `304` states (RFC 9110 §8.6;
+            // the transport sends 0 instead under `--not-modified-length zero`).
+            var notModified = HTTPResponse(status: 304, headers: headers)
+            notModified.body = .lengthOnly(try exportSize(generation, group: group, key: key))
+            return notModified
         }
         let archive: OpenedFile
         do { archive = try write(generation, group: group) } catch {
-            let reason =
-                (error as? FileSystemError).map { "\($0.kind)" } ?? (error as? TarError)?.description ?? "\(error)"
-            throw .exportFailed(generation: generation.id, group: group, reason: reason)
+            throw Self.exportFailed(error, generation: generation, group: group)
         }
+        sizes.record(key, archive.size)
         headers.insert(("Content-Type", "application/x-tar"), at: 0)
         headers.append(("Content-Disposition", "attachment; filename=\"\(group).tar\""))
         return HTTPResponse(file: archive.responseFile(), headers: headers)
+    }
+
+    /// The length of the generation's archive: as exported or measured before, else measured
+    /// now by writing it to a byte count, each asset passed as zeros of its size. A tar's
+    /// headers and padding follow names and sizes, never bytes, and one generation always
+    /// exports the same entries, so that is the `200`'s length without writing or reading a
+    /// file's worth of data for a `304`.
+    private func exportSize(_ generation: Generation, group: String, key: ExportSizes.Key) throws(Problem) -> Int {
+        if let size = sizes.size(key) { return size }
+        final class Count { var bytes = 0 }
+        let count = Count()
+        do {
+            let writer = try TarWriter(modificationSeconds: Int(generation.generatedAtEpochMs / 1000)) {
+                count.bytes += $0.count
+            }
+            try addEntries(of: generation, group: group, to: writer, readingAssets: false)
+        } catch {
+            throw Self.exportFailed(error, generation: generation, group: group)
+        }
+        sizes.record(key, count.bytes)
+        return count.bytes
     }
 
     /// Writes the archive of a generation to a new upload file and opens it for sending.
@@ -61,6 +89,19 @@ struct ArchiveRoutes: Sendable {
         let writer = try TarWriter(modificationSeconds: Int(generation.generatedAtEpochMs / 1000)) {
             try spool.append($0)
         }
+        try addEntries(of: generation, group: group, to: writer, readingAssets: true)
+        let written = try spool.finish()
+        // The folder (and with it the file's name) goes when this returns; the descriptor stays.
+        return try PosixFileSystem().openBeneath(folder.path, [String(written.path.split(separator: "/").last ?? "")])
+    }
+
+    /// Writes the generation's entries and ends the archive; without `readingAssets`, each
+    /// asset's data is zeros of its stored size (the archive's length is the same).
+    private func addEntries(
+        of generation: Generation, group: String, to writer: TarWriter, readingAssets: Bool
+    )
+        throws
+    {
         let meta = SeedMeta.encoded(
             schemaVersion: generation.schemaVersion, generationId: generation.id,
             fingerprint: generation.fingerprint)
@@ -72,7 +113,13 @@ struct ArchiveRoutes: Sendable {
             try writer.addFile(SeedLayout.assetsFolder + "/" + asset.name, size: file.size) { emit in
                 var offset = 0
                 while offset < file.size {
-                    let piece = try file.read(count: min(Self.pieceBytes, file.size - offset), at: offset)
+                    let count = min(Self.pieceBytes, file.size - offset)
+                    guard readingAssets else {
+                        try Self.zeros.withUnsafeBytes { try emit(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+                        offset += count
+                        continue
+                    }
+                    let piece = try file.read(count: count, at: offset)
                     if piece.isEmpty { break }
                     try piece.withUnsafeBytes(emit)
                     offset += piece.count
@@ -80,13 +127,19 @@ struct ArchiveRoutes: Sendable {
             }
         }
         try writer.finish()
-        let written = try spool.finish()
-        // The folder (and with it the file's name) goes when this returns; the descriptor stays.
-        return try PosixFileSystem().openBeneath(folder.path, [String(written.path.split(separator: "/").last ?? "")])
+    }
+
+    /// The problem for an export (or its measure) that failed part-way.
+    private static func exportFailed(_ error: any Error, generation: Generation, group: String) -> Problem {
+        let reason =
+            (error as? FileSystemError).map { "\($0.kind)" } ?? (error as? TarError)?.description ?? "\(error)"
+        return .exportFailed(generation: generation.id, group: group, reason: reason)
     }
 
     /// Bytes read from an asset file at a time.
     static let pieceBytes = 256 << 10
+    /// An asset's piece while an archive is measured.
+    private static let zeros = [UInt8](repeating: 0, count: pieceBytes)
 
     // MARK: PUT
 
@@ -131,5 +184,31 @@ struct ArchiveRoutes: Sendable {
             encoder: feeds.encoder, threads: feeds.imagingThreads)
         let schemaVersion = parameters.schemaVersion ?? unpacked.schemaVersion
         return try feeds.commit(group: group, upload: upload, schemaVersion: schemaVersion, parameters: parameters)
+    }
+}
+
+/// The archive lengths of recent generations, so a `304` states its `200`'s length without
+/// measuring again. Keyed by generation and fingerprint: one generation always exports the
+/// same bytes (every entry carries the generation's time).
+final class ExportSizes: Sendable {
+    struct Key: Hashable, Sendable {
+        var group: String
+        var generationId: String
+        var fingerprint: String
+    }
+
+    /// Most generations remembered; past it the table starts again (a miss costs one measure).
+    static let capacity = 1024
+    private let sizes = Lock<[Key: Int]>([:])
+
+    /// The archive length of `key`'s generation, when known.
+    func size(_ key: Key) -> Int? { sizes.withLock { $0[key] } }
+
+    /// Remembers the archive length of `key`'s generation.
+    func record(_ key: Key, _ size: Int) {
+        sizes.withLock { sizes in
+            if sizes.count >= Self.capacity, sizes[key] == nil { sizes.removeAll(keepingCapacity: true) }
+            sizes[key] = size
+        }
     }
 }
