@@ -67,7 +67,7 @@ public struct JSONNode: Sendable {
     public var members: [(name: String, value: JSONNode)] {
         guard entry.kind == .object else { return [] }
         var members: [(name: String, value: JSONNode)] = []
-        forEachMember(while: { name, value in
+        forEachMemberWhile({ name, value in
             members.append((name, value))
             return true
         })
@@ -168,7 +168,7 @@ public struct JSONNode: Sendable {
     }
 
     /// Calls `body` with each member until it returns false.
-    private func forEachMember(while body: (String, JSONNode) -> Bool) {
+    private func forEachMemberWhile(_ body: (String, JSONNode) -> Bool) {
         var child = index + 1
         let end = document.end(of: index)
         while child < end {
