@@ -47,6 +47,10 @@ public final class InMemoryFileSystem: FileSystem {
 
     private var nowNs: Int64 { clock.nowEpochMs() * 1_000_000 }
 
+    public func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
+        Array(try readFile(path, limit: .max).prefix(count))
+    }
+
     public func readFile(_ path: String, limit: Int) throws -> [UInt8] {
         try state.withLock { state in
             switch state.nodes[normalize(path)] {

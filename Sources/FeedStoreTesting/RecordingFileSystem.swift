@@ -31,7 +31,21 @@ public final class RecordingFileSystem: FileSystem {
 
     public func readFile(_ path: String, limit: Int) throws -> [UInt8] {
         readHook.withLock { $0 }?(path)
+        wholeReadLog.withLock { $0.append(path) }
         return try base.readFile(path, limit: limit)
+    }
+
+    private let wholeReadLog = Lock<[String]>([])
+
+    /// The paths read whole so far (`readFile`), oldest first.
+    public var wholeReads: [String] { wholeReadLog.withLock { $0 } }
+
+    /// Forgets the whole reads recorded so far.
+    public func resetWholeReads() { wholeReadLog.withLock { $0.removeAll() } }
+
+    public func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
+        readHook.withLock { $0 }?(path)
+        return try base.readPrefix(path, count: count)
     }
 
     private let readHook = Lock<(@Sendable (String) -> Void)?>(nil)

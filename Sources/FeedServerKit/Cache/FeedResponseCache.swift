@@ -115,6 +115,14 @@ final class FeedResponseCache: Sendable {
         return nil
     }
 
+    /// Whether `lookup` would answer `key` from memory: a current entry, or a remembered absence
+    /// still within its recheck interval.
+    func isAnsweredFromMemory(_ key: Key) -> Bool {
+        if current(key) != nil { return true }
+        guard let miss = missing.withLock({ $0[key] }) else { return false }
+        return MonotonicClock.nanos() - miss.checkedAtNanos < Self.missRecheckNanos && store.isCurrent(miss.token)
+    }
+
     /// The current responses for a key, rendering them on a miss.
     func lookup(_ key: Key) -> Lookup {
         if let entry = current(key) { return .feed(entry) }

@@ -97,7 +97,9 @@ final class Waiters: Sendable {
             return stream
         }
         metrics.openWaiters.add(1, ordering: .relaxed)
-        check(keys: [key])
+        // From memory only: this runs on a libmicrohttpd thread, and reading the group could
+        // mean reading whole generations. Otherwise the watcher's next tick sends the event.
+        if let served = cache.current(key) { send(served, toStreamsOf: key) }
         return stream
     }
 
@@ -146,21 +148,26 @@ final class Waiters: Sendable {
             if case .feed(let entry) = cache.lookup(key) { served = entry }
             wake { $0.key == key && $0.entityTag != served?.entityTag }
             guard let served else { continue }
-            let now = MonotonicClock.nanos()
-            let streams = subscribers.withLock { subscribers -> [EventStream] in
-                var due: [EventStream] = []
-                for (id, subscriber) in subscribers
-                where subscriber.key == key && subscriber.lastFingerprint != served.fingerprint {
-                    subscribers[id]?.lastFingerprint = served.fingerprint
-                    subscribers[id]?.lastWriteNanos = now
-                    due.append(subscriber.stream)
-                }
-                return due
-            }
-            guard !streams.isEmpty else { continue }
-            let event = Self.generationEvent(served)
-            for stream in streams { stream.send(event) }
+            send(served, toStreamsOf: key)
         }
+    }
+
+    /// Sends the served generation to the streams of `key` that have not seen it.
+    private func send(_ served: FeedResponseCache.Entry, toStreamsOf key: FeedResponseCache.Key) {
+        let now = MonotonicClock.nanos()
+        let streams = subscribers.withLock { subscribers -> [EventStream] in
+            var due: [EventStream] = []
+            for (id, subscriber) in subscribers
+            where subscriber.key == key && subscriber.lastFingerprint != served.fingerprint {
+                subscribers[id]?.lastFingerprint = served.fingerprint
+                subscribers[id]?.lastWriteNanos = now
+                due.append(subscriber.stream)
+            }
+            return due
+        }
+        guard !streams.isEmpty else { return }
+        let event = Self.generationEvent(served)
+        for stream in streams { stream.send(event) }
     }
 
     /// `id: <fingerprint>`, `event: generation`, `data: {"generationId","fingerprint","generatedAtEpochMs"}`.

@@ -68,9 +68,7 @@ final class RequestPipeline: HTTPResponder {
             case .handler(let route, let routed, let handler):
                 routeIndex = route.index
                 try authorization.check(request, route: route.name)
-                if let pool,
-                    route.offloaded.contains(where: { $0 == (request.method == "HEAD" ? "GET" : request.method) })
-                {
+                if let pool, route.runsOnPool(routed) {
                     return offload(routed, handler, routeIndex: routeIndex, to: pool)
                 }
                 response = try handler(routed)

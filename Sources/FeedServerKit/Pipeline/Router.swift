@@ -59,19 +59,25 @@ struct Route: Sendable {
     /// Methods whose handler is slow (disk writes, images, parsing whole feeds): run on the
     /// work pool, never on libmicrohttpd's threads.
     var offloaded: Set<String> = []
+    /// For an offloaded method that is slow only sometimes: whether this request's answer is in
+    /// memory already (a cached read), so it is answered where it arrived instead of waiting for
+    /// a pool thread. Nil: always offloaded.
+    var answeredFromMemory: (@Sendable (RoutedRequest) -> Bool)?
     /// The answer to a plain `GET`/`HEAD` when it is already prepared (cached reads).
     var prepared: PreparedOffer?
 
     /// Creates a route from a template such as `/feeds/{group}/generations`.
     init(
         _ template: String, methods: [String: RouteHandler], bodies: [String: BodyPolicy] = [:],
-        offloaded: Set<String> = [], prepared: PreparedOffer? = nil
+        offloaded: Set<String> = [], answeredFromMemory: (@Sendable (RoutedRequest) -> Bool)? = nil,
+        prepared: PreparedOffer? = nil
     ) {
         name = template
         pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? .parameter : .literal(String($0)) }
         self.methods = methods
         self.bodies = bodies
         self.offloaded = offloaded
+        self.answeredFromMemory = answeredFromMemory
         self.prepared = prepared
     }
 
@@ -86,6 +92,13 @@ struct Route: Sendable {
             }
         }
         return parameters
+    }
+
+    /// Whether this request runs on the work pool.
+    func runsOnPool(_ routed: RoutedRequest) -> Bool {
+        let method = routed.request.method == "HEAD" ? "GET" : routed.request.method
+        guard offloaded.contains(where: { $0 == method }) else { return false }
+        return !(answeredFromMemory?(routed) ?? false)
     }
 
     /// The methods it allows, `HEAD` included wherever `GET` is, for `Allow` headers.

@@ -51,6 +51,8 @@ public protocol FileLock: AnyObject, Sendable {
 public protocol FileSystem: Sendable {
     /// Reads a whole regular file, refusing a symlink as the last component and files over `limit` bytes.
     func readFile(_ path: String, limit: Int) throws -> [UInt8]
+    /// Reads at most the first `count` bytes of a regular file (same refusals as `readFile`).
+    func readPrefix(_ path: String, count: Int) throws -> [UInt8]
     /// The status of a path, not following a final symlink; nil when it does not exist.
     func status(_ path: String) -> FileStatus?
     /// The entries of a folder, without `.` and `..`.

@@ -23,6 +23,28 @@ public struct PosixFileSystem: FileSystem {
         return try readAll(fd, path: path, expected: Int(info.st_size), limit: limit)
     }
 
+    public func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
+        let fd = try Syscall.run("open", path) { open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        defer { close(fd) }
+        var info = stat()
+        _ = try Syscall.run("fstat", path) { fstat(fd, &info) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw FileSystemError(kind: .other, operation: "read (not a regular file)", path: path)
+        }
+        var bytes = [UInt8](repeating: 0, count: max(0, min(count, Int(info.st_size))))
+        var filled = 0
+        while filled < bytes.count {
+            let got = try bytes.withUnsafeMutableBytes { buffer in
+                try Syscall.run("pread", path) {
+                    pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(filled))
+                }
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        return Array(bytes.prefix(filled))
+    }
+
     private func readAll(_ fd: Int32, path: String, expected: Int, limit: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: max(expected, 1))
         var filled = 0

@@ -21,6 +21,7 @@ struct WriteCountingFileSystem: FileSystem {
     let writes: WriteCounter
 
     func readFile(_ path: String, limit: Int) throws -> [UInt8] { try base.readFile(path, limit: limit) }
+    func readPrefix(_ path: String, count: Int) throws -> [UInt8] { try base.readPrefix(path, count: count) }
     func status(_ path: String) -> FileStatus? { base.status(path) }
     func listDirectory(_ path: String) throws -> [DirectoryEntry] { try base.listDirectory(path) }
     func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }

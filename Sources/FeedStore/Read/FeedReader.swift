@@ -6,6 +6,8 @@ struct FeedReader {
     /// Whether a generation whose asset files do not match its list is skipped (this server's
     /// rule); false applies WidgetBridge's own rules, which never look at asset files.
     var verifiesAssets = true
+    /// What earlier reads learned of `feed.json` files (nil: learn nothing, read every file).
+    var memo: EnvelopeMemo?
 
     /// What one pass over the group saw: the read itself and the ids the pointer named.
     struct Inspection {
@@ -47,12 +49,17 @@ struct FeedReader {
     }
 
     /// Every non-`.tmp` generation folder, name descending (String order equals byte order for
-    /// ASCII, and only ASCII names are safe ids: others are skipped wherever they sort).
+    /// ASCII, and only ASCII names are safe ids: others are skipped wherever they sort). Hidden
+    /// folders are not listed: WidgetBridge's reader lists with hidden files skipped, so one
+    /// named by no pointer is never its feed.
     func listedGenerations() -> [String] {
         let listed = (try? fileSystem.listDirectory(layout.generations)) ?? []
         return
             listed
-            .filter { $0.isDirectory && !$0.name.hasSuffix(GenerationID.temporarySuffix) }
+            .filter {
+                $0.isDirectory && !$0.name.hasSuffix(GenerationID.temporarySuffix)
+                    && !$0.name.hasPrefix(".")
+            }
             .map(\.name)
             .sorted(by: >)
     }
@@ -65,6 +72,7 @@ struct FeedReader {
         case .directory?: break
         default: return .failure(.notADirectory)
         }
+        if let skipped = knownSkip(id, schemaVersion: schemaVersion) { return .failure(skipped) }
         let envelope: Envelope
         switch readEnvelope(id) {
         case .success(let decoded): envelope = decoded
@@ -85,7 +93,49 @@ struct FeedReader {
                 fingerprint: envelope.fingerprint, compactPayload: envelope.compactPayload, assets: assets))
     }
 
+    /// Why a candidate is skipped, when that is known without reading its `feed.json` whole: the
+    /// memo knows the file (unreadable, or another schema), or, for a read that wants a schema
+    /// version, the file's first bytes declare another.
+    private func knownSkip(_ id: String, schemaVersion: Int?) -> SkipReason? {
+        guard let memo else { return nil }
+        let path = layout.envelope(id)
+        guard let status = fileSystem.status(path) else { return .missing }
+        switch memo.outcome(path, status: status) {
+        case .skip(let reason)?:
+            return reason
+        case .schema(let declared, _)?:
+            if let wanted = schemaVersion, declared != wanted { return .wrongSchema(found: declared, wanted: wanted) }
+            return nil
+        case nil:
+            guard let wanted = schemaVersion,
+                let prefix = try? fileSystem.readPrefix(path, count: EnvelopeHead.prefixBytes),
+                let declared = EnvelopeHead.schemaVersion(in: prefix)
+            else { return nil }
+            memo.remember(.schema(declared, parsed: false), path, status: status)
+            return declared == wanted ? nil : .wrongSchema(found: declared, wanted: wanted)
+        }
+    }
+
     private func readEnvelope(_ id: String) -> Result<Envelope, SkipReason> {
+        let path = layout.envelope(id)
+        let status = memo == nil ? nil : fileSystem.status(path)
+        let outcome = decodeEnvelope(id)
+        if let memo, let status {
+            switch outcome {
+            case .success(let envelope):
+                memo.remember(.schema(envelope.schemaVersion, parsed: true), path, status: status)
+            case .failure(let reason):
+                // Only what the content decides: an I/O error may be gone on the next try.
+                switch reason {
+                case .unparsable, .invalidEnvelope: memo.remember(.skip(reason), path, status: status)
+                default: break
+                }
+            }
+        }
+        return outcome
+    }
+
+    private func decodeEnvelope(_ id: String) -> Result<Envelope, SkipReason> {
         let bytes: [UInt8]
         do {
             bytes = try fileSystem.readFile(layout.envelope(id), limit: limits.maxBytes)

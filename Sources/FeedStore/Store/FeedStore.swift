@@ -26,6 +26,8 @@ public final class FeedStore: Sendable {
     let writes = WriteCounter()
     let clock: any FeedClock
     let notifier: any PublishNotifier
+    /// What reads learned of each generation's `feed.json` (schema version, or why it is skipped).
+    let envelopeMemo = EnvelopeMemo()
     let retention = RetentionSchedule()
 
     /// Creates a store over `root`; nothing is written until the first publish.
@@ -225,8 +227,10 @@ public final class FeedStore: Sendable {
     }
 
     private func reader(for group: String) -> FeedReader {
-        FeedReader(
+        var reader = FeedReader(
             fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), limits: configuration.envelopeLimits)
+        reader.memo = envelopeMemo
+        return reader
     }
 
     // MARK: Assets and groups

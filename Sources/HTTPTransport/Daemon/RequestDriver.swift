@@ -95,8 +95,11 @@ struct RequestDriver {
             context.deferred.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(state)) }
             let answer = state.deferred?.response
             state.deferred = nil
-            return queue(
-                answer ?? context.responder.respond(to: .shuttingDown(started: true), method: methodName), state)
+            guard let answer else {
+                return queue(context.responder.respond(to: .shuttingDown(started: true), method: methodName), state)
+            }
+            // The pool's answer may itself be to wait (a long-poll read off the disk).
+            return dispatch(answer, for: request(), state)
         case .close:
             return mhdNo
         }
@@ -172,7 +175,11 @@ struct RequestDriver {
 
     /// Asks the responder and queues, parks or defers what it answers.
     private func handle(_ request: HTTPRequest, _ state: ConnectionState) -> MHD_Result {
-        let response = context.responder.respond(to: request)
+        dispatch(context.responder.respond(to: request), for: request, state)
+    }
+
+    /// Queues `response`, or parks or defers the request when it says so.
+    private func dispatch(_ response: HTTPResponse, for request: HTTPRequest, _ state: ConnectionState) -> MHD_Result {
         switch response.body {
         case .deferred(let deferred):
             state.deferred = deferred

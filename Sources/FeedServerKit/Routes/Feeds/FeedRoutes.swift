@@ -31,12 +31,15 @@ struct FeedRoutes: Sendable {
                     "GET": { routed throws(Problem) in try read(routed) },
                     "PUT": { routed throws(Problem) in try publish(routed) },
                     "DELETE": { routed throws(Problem) in try clear(routed) },
-                ], bodies: ["PUT": publishBodies], offloaded: ["PUT", "DELETE"], prepared: { preparedRead($0) }),
+                ], bodies: ["PUT": publishBodies], offloaded: ["GET", "PUT", "DELETE"],
+                answeredFromMemory: { isInMemory($0) }, prepared: { preparedRead($0) }),
             Route(
                 "/feeds/{group}/generations", methods: ["GET": { routed throws(Problem) in try generations(routed) }],
                 offloaded: ["GET"]),
             Route("/feeds/{group}/events", methods: ["GET": { routed throws(Problem) in try events(routed) }]),
-            Route("/feeds/{group}/warnings", methods: ["GET": { routed throws(Problem) in try warnings(routed) }]),
+            Route(
+                "/feeds/{group}/warnings", methods: ["GET": { routed throws(Problem) in try warnings(routed) }],
+                offloaded: ["GET"]),
         ]
     }
 
@@ -62,6 +65,15 @@ struct FeedRoutes: Sendable {
         case .noFeed(let read):
             throw Problem.noFeed(group: group, schemaVersion: schemaVersion, read: read)
         }
+    }
+
+    /// Whether a read is answered without the disk: its entry (or its remembered absence) is
+    /// current, or its parameters are refused. Any other read runs on the work pool, since
+    /// reading a group can mean reading and parsing whole generations.
+    func isInMemory(_ routed: RoutedRequest) -> Bool {
+        guard routed.request.method == "GET" || routed.request.method == "HEAD" else { return false }
+        guard let (group, schemaVersion) = try? readTarget(routed) else { return true }
+        return cache.isAnsweredFromMemory(.init(group: group, schemaVersion: schemaVersion))
     }
 
     /// A cached read of a plain `/feeds/{group}` (no query) from its prepared answer; nil when
