@@ -97,7 +97,12 @@ let package = Package(
             name: "FeedServerKit",
             dependencies: ["HTTPTransport", "FeedStore", "FeedImaging", "FeedArchive", "ConcurrencyPrimitives"],
             // The preview pages are compiled into the binary, so a container needs no extra files.
-            resources: [.embedInCode("Preview/preview.html"), .embedInCode("Preview/index.html")]
+            // Scripts and styles are files of their own: the pages' policy runs nothing inline.
+            resources: [
+                .embedInCode("Preview/preview.html"), .embedInCode("Preview/index.html"),
+                .embedInCode("Preview/preview.js"), .embedInCode("Preview/preview.css"),
+                .embedInCode("Preview/index.js"), .embedInCode("Preview/index.css"),
+            ]
         ),
         .executableTarget(
             name: "FeedServer",

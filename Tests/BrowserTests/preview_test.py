@@ -6,7 +6,9 @@ fallback banner; platform-limit warnings must show on the frames and in the gall
 faults (fault lab) must show in the history; the matrix must draw every variant of every family
 at its size with no text outside its frame, and a ?at= link must reproduce the view; with
 --read-token the page must ask for the token once and follow the feed with it; the console must
-stay free of errors; screenshots go to OUTPUT_DIR.
+stay free of errors, and the browser must report no Content-Security-Policy violation (the pages'
+policy allows nothing inline; a deliberate inline script proves violations are seen) and refuse
+to frame a page; screenshots go to OUTPUT_DIR.
 
 Usage: preview_test.py FEED_SERVER_BINARY OUTPUT_DIR. Prints "N passed, N failed" and exits non-zero on failure.
 """
@@ -185,7 +187,40 @@ for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-d
     options.add_argument(argument)
 options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+# Every document, before its own scripts run: each securitypolicyviolation event becomes a console
+# error with a marker, so the browser log holds every violation of every page this test opens
+# (Chromium's own "Refused to ..." messages are counted as well).
+driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+  document.addEventListener("securitypolicyviolation", (e) => console.error(
+    "CSP-VIOLATION " + e.effectiveDirective + " blocked " + (e.blockedURI || "inline") + " at " + e.sourceFile + ":" + e.lineNumber));
+"""})
+
+def csp_violations(entries):
+    return [entry for entry in entries if "CSP-VIOLATION" in entry["message"] or "Content Security Policy" in entry["message"]]
+
+def check_policy_headers():
+    for path in ["/", "/preview/quotes"]:
+        policy = urllib.request.urlopen(base + path).headers.get("Content-Security-Policy", "")
+        check(f"{path}: the policy allows nothing inline and no framing", "unsafe-" not in policy and "frame-ancestors 'none'" in policy, policy)
+
+def check_violations_are_seen_and_framing_refused():
+    driver.get(base + "/preview/quotes")
+    wait_for(lambda: driver.find_element(By.ID, "gen-id").text != "–", 5)
+    driver.execute_script("const s = document.createElement('script'); s.textContent = 'window.__inline = 1'; document.body.append(s);")
+    seen = []
+    check("a deliberate inline script is refused and reported (the violation check sees violations)",
+          wait_for(lambda: seen.extend(csp_violations(driver.get_log("browser"))) or any("CSP-VIOLATION script-src" in e["message"] for e in seen), 3)
+          and driver.execute_script("return window.__inline === undefined"), json.dumps(seen)[:500])
+    # The preview frames the feed list of its own origin: even that is refused (the frame gets an
+    # error page of an opaque origin, so its document is out of reach), and the browser says why.
+    driver.execute_script("const f = document.createElement('iframe'); f.id = 'framing-probe'; f.src = '/'; document.body.append(f);")
+    refused = []
+    check("no page can be framed, not even by its own origin (frame-ancestors 'none')",
+          wait_for(lambda: refused.extend(driver.get_log("browser")) or any("frame-ancestors" in e["message"] for e in refused), 5)
+          and driver.execute_script("return document.getElementById('framing-probe').contentDocument === null"), json.dumps(refused)[:500])
+
 try:
+    check_policy_headers()
     driver.get(base + "/preview/quotes")
     text = lambda element_id: driver.find_element(By.ID, element_id).text
     check("page shows the served generation", wait_for(lambda: text("gen-id") == first["generationId"], 5), text("gen-id"))
@@ -246,8 +281,11 @@ try:
     check_read_token()
     # The guarded server's 401s (before the token is given, and for the wrong one) are the
     # designed path; Chromium logs every non-2xx fetch as a network error.
-    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE" and not (entry["source"] == "network" and "status of 401" in entry["message"])]
+    logged = driver.get_log("browser")
+    check("no Content-Security-Policy violation on any page", not csp_violations(logged), json.dumps(csp_violations(logged))[:500])
+    errors = [entry for entry in logged if entry["level"] == "SEVERE" and not (entry["source"] == "network" and "status of 401" in entry["message"])]
     check("no console errors", not errors, json.dumps(errors)[:500])
+    check_violations_are_seen_and_framing_refused()
 finally:
     driver.quit()
     server.terminate()

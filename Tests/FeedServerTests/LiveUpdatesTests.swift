@@ -120,6 +120,44 @@ import Testing
         child.signal(SIGTERM)
         #expect(child.waitForExit() == 0)
     }
+    @Test func theHookGetsTheServersEnvironmentWithoutItsTokens() throws {
+        // The real binary, with both tokens in its environment (how compose files and containers
+        // pass them) and the hook printing every variable it got.
+        let scratch = ScratchDirectory()
+        let (write, read) = ("wr-env-5Tq9", "rd-env-8Kp3")
+        let child = try ChildServer(
+            arguments: ["--port", "0", "--root", scratch.path, "--on-publish", "env"],
+            environment: [
+                "FEED_SERVER_TOKEN": write, "FEED_SERVER_READ_TOKEN": read, "FEED_SERVER_ACCESS_LOG": "off",
+                "HOOK_TEST_OWN": "kept",
+            ])
+        let client = HTTPTestClient(port: try child.waitForPort())
+        let published = try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer " + write)])
+        let id = try #require(published.json["generationId"] as? String)
+        let prefix = "on-publish g/\(id): "
+        try waitUntil { child.output.contains(prefix + "FEED_DIR=") }
+        usleep(100_000)  // env prints in no fixed order: let it finish
+        let variables = child.output.split(separator: "\n").filter { $0.hasPrefix(prefix) }
+            .map { String($0.dropFirst(prefix.count)) }
+        let names = Set(variables.compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) })
+        #expect(!names.contains("FEED_SERVER_TOKEN") && !names.contains("FEED_SERVER_READ_TOKEN"), "\(names)")
+        #expect(!child.output.contains(write) && !child.output.contains(read), "no token value anywhere")
+        #expect(variables.contains { $0.hasPrefix("PATH=/") }, "\(variables)")
+        #expect(variables.contains("HOOK_TEST_OWN=kept") && variables.contains("FEED_SERVER_ACCESS_LOG=off"))
+        #expect(variables.contains("FEED_GROUP=g") && variables.contains("FEED_GENERATION_ID=\(id)"))
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+    }
+
+    @Test func onlyTheServersTokenVariablesAreKeptFromTheHook() {
+        for name in ["FEED_SERVER_TOKEN", "FEED_SERVER_READ_TOKEN", "FEED_SERVER_ADMIN_TOKEN"] {
+            #expect(!ShellCommand.passesOn(name), "\(name)")
+        }
+        for name in ["PATH", "HOME", "FEED_SERVER_ROOT", "FEED_SERVER_TOKEN_FILE", "GITHUB_TOKEN", "feed_server_token"]
+        {
+            #expect(ShellCommand.passesOn(name), "\(name)")
+        }
+    }
 }
 
 /// Threads of this process (the server runs in it): the entries of /proc/self/task.

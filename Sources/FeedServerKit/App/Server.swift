@@ -70,7 +70,9 @@ final class Server: Sendable {
             try WorkPool(threads: max(2, threads), queueLimit: 1024)
         }
         self.pool = pool
-        let cache = FeedResponseCache(store: store)
+        // With a read token every read answer says `private`, decided once for the caches' answers.
+        let caching = ReadCaching(isPrivate: options.readToken != nil)
+        let cache = FeedResponseCache(store: store, caching: caching)
         let waiters = try Self.starting("the waiters' watcher") { () throws(ThreadStartError) in
             try Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
         }
@@ -108,7 +110,7 @@ final class Server: Sendable {
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
         let archives = ArchiveRoutes(feeds: feeds, uploads: uploads, maxEntries: transport.maxParts)
-        let assets = AssetRoutes(store: store)
+        let assets = AssetRoutes(store: store, caching: caching)
         let router = Router(
             routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [assets.route]
                 + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
@@ -118,7 +120,7 @@ final class Server: Sendable {
             alsoOpen: options.faultLab ? [] : [FaultRoutes.template])
         let pipeline = RequestPipeline(
             router: router, authorization: authorization, cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
-            metrics: metrics, pool: pool)
+            caching: caching, metrics: metrics, pool: pool)
         do {
             daemon = try HTTPDaemon(settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline)
         } catch {

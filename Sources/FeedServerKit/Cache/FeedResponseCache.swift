@@ -19,7 +19,7 @@ final class FeedResponseCache: Sendable {
         let token: ChangeToken
         let entityTag: String
         let body: SharedBody
-        /// Headers of both the `200` and the `304` (ETag, Cache-Control, X-Feed-*).
+        /// Headers of both the `200` and the `304` (ETag, Cache-Control, nosniff, X-Feed-*).
         let headers: [(String, String)]
         /// Whether candidates were skipped to reach the served generation.
         let isFallback: Bool
@@ -95,11 +95,14 @@ final class FeedResponseCache: Sendable {
         let checkedAtNanos: Int64
     }
     private let capacity: Int
+    /// The `Cache-Control` of every answer (`ReadCaching`).
+    private let cacheControl: String
 
     /// A cache over `store` holding at most `capacity` entries.
-    init(store: FeedStore, capacity: Int = 4096) {
+    init(store: FeedStore, capacity: Int = 4096, caching: ReadCaching = .shared) {
         self.store = store
         self.capacity = capacity
+        cacheControl = caching.feeds
     }
 
     /// The cached responses for a key when they are still current; nil on a miss (nothing is
@@ -152,7 +155,11 @@ final class FeedResponseCache: Sendable {
 
     private func render(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry {
         let tag = Conditional.entityTag(generation.fingerprint)
-        var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
+        // nosniff in the 304's headers too: a cache that freshens the stored 200 with them keeps it.
+        var headers = [
+            ("ETag", tag), ("Cache-Control", cacheControl), ("X-Content-Type-Options", "nosniff"),
+            ("X-Feed-Generation", generation.id),
+        ]
         if let fallback = FeedRendering.fallbackHeader(
             snapshot.read, group: key.group, schemaVersion: key.schemaVersion)
         {

@@ -16,8 +16,9 @@ import Darwin
 
 /// `--on-publish <command>`: runs through `/bin/sh -c` after each publish that changed a feed
 /// (never for `unchanged`), with `FEED_GROUP`, `FEED_GENERATION_ID`, `FEED_FINGERPRINT` and
-/// `FEED_DIR` in its environment. Hooks run one at a time, in publish order, on their own
-/// queue, so the response never waits; their output and failures go to the log.
+/// `FEED_DIR` set over the server's environment, less its tokens. Hooks run one at a time, in
+/// publish order, on their own queue, so the response never waits; their output and failures go
+/// to the log.
 final class PublishHook: Sendable {
     let command: String
     private let queue = DispatchQueue(label: "feed-server.on-publish")
@@ -57,8 +58,8 @@ final class PublishHook: Sendable {
 /// Exists instead of Foundation's `Process` so that the server links only FoundationEssentials
 /// (see `DetachedThread`). Every other descriptor of the server is opened close-on-exec.
 enum ShellCommand {
-    /// Runs `command` with this process's environment plus `variables`; returns what it printed
-    /// and, when it did not exit with status 0, how it ended.
+    /// Runs `command` with this process's environment (less its tokens) plus `variables`;
+    /// returns what it printed and, when it did not exit with status 0, how it ended.
     static func run(_ command: String, adding variables: [String: String]) throws -> (output: [UInt8], ending: String?)
     {
         var ends: [Int32] = [-1, -1]
@@ -80,7 +81,8 @@ enum ShellCommand {
         return (output, describe(status: status))
     }
 
-    /// `NAME=value` strings: the server's environment with `variables` set over it.
+    /// `NAME=value` strings: the server's environment without its tokens, with `variables` set
+    /// over it.
     private static func environment(adding variables: [String: String]) -> [String] {
         var entries: [String] = []
         var cursor = ProcessEnvironment.block()
@@ -89,10 +91,19 @@ enum ShellCommand {
             let name =
                 text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
                 ?? text
-            if variables[name] == nil { entries.append(text) }
+            if variables[name] == nil, passesOn(name) { entries.append(text) }
             cursor += 1
         }
         return entries + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+    }
+
+    /// Whether a variable of the server's environment reaches the hook: all but the server's
+    /// secrets (`FEED_SERVER_TOKEN`, `FEED_SERVER_READ_TOKEN`, any later `FEED_SERVER_*TOKEN`).
+    /// A hook is often a script from elsewhere (a deploy step, a chat notifier) that has no use
+    /// for them, and whatever it logs or passes on would carry them; PATH, HOME and the user's
+    /// own variables stay, since that is what a hook runs on.
+    static func passesOn(_ name: String) -> Bool {
+        !(name.hasPrefix("FEED_SERVER_") && name.hasSuffix("TOKEN"))
     }
 
     private static func spawn(_ command: String, environment: [String], output: Int32) throws -> pid_t {

@@ -16,8 +16,9 @@ struct Authorization: Sendable {
     let readToken: String?
 
     /// Routes anyone may call whatever the tokens: the health check, and the two static pages
-    /// (they hold no data; they ask for the read token and send it with every read).
-    static let openRoutes: Set<String> = ["/healthz", "/", "/preview/{group}"]
+    /// with their scripts and styles (they hold no data; the pages ask for the read token and
+    /// send it with every read).
+    static let openRoutes: Set<String> = Set(["/healthz"]).union(PreviewRoutes.templates)
     /// More such routes for this server (the fault route while the lab is off: a plain 404).
     var alsoOpen: Set<String> = []
     /// The query parameter that may carry the token on the routes that follow a feed.

@@ -2,9 +2,10 @@ import ConcurrencyPrimitives
 import HTTPTransport
 
 /// What every request goes through, whichever way it is answered: routing, `OPTIONS`,
-/// authorization, the handler (problems it throws caught here, once), CORS headers, and the
-/// request metrics, counted here and nowhere else. (Request ids and the access log are the
-/// transport's, so even its own refusals have them.)
+/// authorization, the handler (problems it throws caught here, once), `private` on reads that
+/// need or carry a token (`ReadCaching`), CORS headers, and the request metrics, counted here and
+/// nowhere else. (Request ids and the access log are the transport's, so even its own refusals
+/// have them.)
 ///
 /// A class: the transport holds it as `any HTTPResponder` and calls it on every request, and a
 /// struct of this size would be copied (each of its tables retained and released) on each call.
@@ -12,14 +13,20 @@ final class RequestPipeline: HTTPResponder {
     let router: Router
     let authorization: Authorization
     let cors: CORSPolicy?
+    /// Whether read answers say `private`.
+    let caching: ReadCaching
     let metrics: Metrics
     /// Where slow handlers run (nil: inline, for tests of the pipeline alone).
     let pool: WorkPool?
 
-    init(router: Router, authorization: Authorization, cors: CORSPolicy?, metrics: Metrics, pool: WorkPool?) {
+    init(
+        router: Router, authorization: Authorization, cors: CORSPolicy?, caching: ReadCaching, metrics: Metrics,
+        pool: WorkPool?
+    ) {
         self.router = router
         self.authorization = authorization
         self.cors = cors
+        self.caching = caching
         self.metrics = metrics
         self.pool = pool
     }
@@ -69,9 +76,9 @@ final class RequestPipeline: HTTPResponder {
                 routeIndex = route.index
                 try authorization.check(request, route: route.name)
                 if let pool, route.runsOnPool(routed) {
-                    return offload(routed, handler, routeIndex: routeIndex, to: pool)
+                    return offload(routed, handler, route: route.name, routeIndex: routeIndex, to: pool)
                 }
-                response = try handler(routed)
+                response = privateWhenRequired(try handler(routed), request, route: route.name)
             }
         } catch {
             return finished(error.response, routeIndex: routeIndex, method: request.method)
@@ -91,6 +98,16 @@ final class RequestPipeline: HTTPResponder {
             ?? HTTPResponse(status: 204, headers: [("Allow", (route.allowed + ["OPTIONS"]).joined(separator: ", "))])
     }
 
+    /// The answer, `private` when the request needs or carries a token; the caches' answers are
+    /// built that way already, so on them this is a look at one header.
+    private func privateWhenRequired(_ response: HTTPResponse, _ request: HTTPRequest, route: String) -> HTTPResponse {
+        guard caching.requiresPrivate(request, route: route) else { return response }
+        if case .suspend = response.body { return response }  // asked again when woken, and decided then
+        var response = response
+        ReadCaching.makePrivate(&response)
+        return response
+    }
+
     /// CORS headers and metrics, once the answer is known.
     private func finished(_ response: HTTPResponse, routeIndex: Int, method: String) -> HTTPResponse {
         var response = response
@@ -107,7 +124,7 @@ final class RequestPipeline: HTTPResponder {
     /// Runs a slow handler on the work pool with a copy of the request (its live fields die with
     /// this call); the connection waits suspended. A full queue is a 503 with `Retry-After`.
     private func offload(
-        _ routed: RoutedRequest, _ handler: @escaping RouteHandler, routeIndex: Int, to pool: WorkPool
+        _ routed: RoutedRequest, _ handler: @escaping RouteHandler, route: String, routeIndex: Int, to pool: WorkPool
     )
         -> HTTPResponse
     {
@@ -117,7 +134,9 @@ final class RequestPipeline: HTTPResponder {
         let accepted = pool.submit { [self, detached] in
             metrics.workInProgress.add(1, ordering: .relaxed)
             let response: HTTPResponse
-            do throws(Problem) { response = try handler(detached) } catch { response = error.response }
+            do throws(Problem) {
+                response = privateWhenRequired(try handler(detached), detached.request, route: route)
+            } catch { response = error.response }
             metrics.workInProgress.subtract(1, ordering: .relaxed)
             deferred.complete(finished(response, routeIndex: routeIndex, method: detached.request.method))
         }

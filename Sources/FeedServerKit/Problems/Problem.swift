@@ -28,10 +28,13 @@ struct Problem: Error, Sendable {
         members += extensions.map { JSONMember($0.0, $0.1) }
         var body = CompactJSON.bytes(.object(members))
         body.append(0x0A)
+        // nosniff: `detail` quotes what the client sent, which must never be sniffed into HTML.
         return HTTPResponse(
             status: status,
-            headers: [("Content-Type", "application/problem+json"), ("Cache-Control", "no-store")] + headers, body: body
-        )
+            headers: [
+                ("Content-Type", "application/problem+json"), ("X-Content-Type-Options", "nosniff"),
+                ("Cache-Control", "no-store"),
+            ] + headers, body: body)
     }
 
     /// 404 for a path no route serves.

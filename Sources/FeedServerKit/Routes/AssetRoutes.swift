@@ -11,7 +11,13 @@ import HTTPTransport
 struct AssetRoutes: Sendable {
     let store: FeedStore
     let index = AssetIndexCache()
-    let responses = AssetResponseCache()
+    let responses: AssetResponseCache
+
+    /// Assets of `store`, their answers `private` when `caching` says so.
+    init(store: FeedStore, caching: ReadCaching = .shared) {
+        self.store = store
+        responses = AssetResponseCache(caching: caching)
+    }
 
     /// The route's template.
     static let template = "/assets/{group}/{generationId}/{name}"
@@ -74,7 +80,7 @@ struct AssetRoutes: Sendable {
         let entry = AssetResponseCache.Entry(
             file: file, entityTag: tag,
             contentType: format.map { "image/\($0.rawValue)" } ?? "application/octet-stream",
-            token: token)
+            cacheControl: responses.cacheControl, token: token)
         if token != nil { responses.store(key, entry) { store.isCurrentNow($0) } }
         return entry.answer(to: routed.request.headers)
     }
@@ -90,6 +96,9 @@ struct AssetRoutes: Sendable {
 /// are dropped when they are next read and, all of them, whenever a new asset is added (the
 /// next read of an asset not seen before, typically right after a publish). At most `capacity`
 /// files are open.
+///
+/// `Cache-Control` is decided when the server starts (`ReadCaching`): built into both answers
+/// once, it costs nothing per request and the prepared answers stay one for every client.
 final class AssetResponseCache: Sendable {
     /// One asset's answers.
     final class Entry: Sendable {
@@ -103,16 +112,15 @@ final class AssetResponseCache: Sendable {
         /// The file's size, the `200`'s body bytes.
         let size: Int
 
-        init(file: OpenedFile, entityTag: String, contentType: String, token: ChangeToken?) {
+        init(file: OpenedFile, entityTag: String, contentType: String, cacheControl: String, token: ChangeToken?) {
             self.token = token
             self.entityTag = entityTag
             size = file.size
             okPrepared = token == nil ? nil : PreparedResponse()
             notModifiedPrepared = token == nil ? nil : PreparedResponse()
-            let headers = [("ETag", entityTag), ("Cache-Control", "public, max-age=31536000, immutable")]
-            var ok = HTTPResponse(
-                status: 200,
-                headers: [("Content-Type", contentType)] + headers + [("X-Content-Type-Options", "nosniff")])
+            // nosniff in both: a cache that freshens a stored 200 with the 304's headers keeps it.
+            let headers = [("ETag", entityTag), ("Cache-Control", cacheControl), ("X-Content-Type-Options", "nosniff")]
+            var ok = HTTPResponse(status: 200, headers: [("Content-Type", contentType)] + headers)
             ok.body = .sharedFile(file.responseFile())
             var notModified = HTTPResponse(status: 304, headers: headers)
             notModified.body = .lengthOnly(file.size)
@@ -129,8 +137,15 @@ final class AssetResponseCache: Sendable {
     }
 
     private let entries = Lock<[String: Entry]>([:])
+    /// The `Cache-Control` of every answer.
+    let cacheControl: String
     /// Most assets kept open at once (each holds a descriptor).
     static let capacity = 256
+
+    /// A cache whose answers say what `caching` decides.
+    init(caching: ReadCaching) {
+        cacheControl = caching.assets
+    }
 
     /// The entry for a request path, if any (its token still has to be checked).
     func lookup(_ path: String) -> Entry? { entries.withLock { $0[path] } }

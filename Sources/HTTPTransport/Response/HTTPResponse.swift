@@ -95,10 +95,14 @@ package struct HTTPResponse: Sendable {
         }
     }
 
-    /// A JSON response.
+    /// A JSON response. `nosniff`: a browser given the URL of a JSON answer (whose strings may
+    /// be anyone's payload) must treat it as JSON, never sniff it into HTML or script.
     package static func json(_ status: Int, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
+        HTTPResponse(status: status, headers: jsonHeaders + headers, body: body)
     }
+
+    /// The headers of every JSON answer: its type, and no sniffing.
+    private static let jsonHeaders = [("Content-Type", "application/json"), ("X-Content-Type-Options", "nosniff")]
 
     /// The value of a header this response carries.
     package func header(_ name: String) -> String? {
