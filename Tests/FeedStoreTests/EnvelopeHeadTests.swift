@@ -41,8 +41,8 @@ import Testing
     @Test func aChangedFileIsReadAgain() throws {
         let memo = EnvelopeMemo()
         let status = FileStatus(kind: .regular, size: 10, modificationNanos: 1, changeNanos: 1, inode: 7)
-        memo.remember(.schema(1, parsed: true), "/g/feed.json", status: status)
-        #expect(memo.outcome("/g/feed.json", status: status) == .schema(1, parsed: true))
+        memo.remember(.declared(1), "/g/feed.json", status: status)
+        #expect(memo.outcome("/g/feed.json", status: status) == .declared(1))
         var changed = status
         changed.inode = 8
         #expect(memo.outcome("/g/feed.json", status: changed) == nil)

@@ -23,9 +23,11 @@ struct AssetRoutes: Sendable {
     static let template = "/assets/{group}/{generationId}/{name}"
 
     var route: Route {
+        // An asset not cached yet means reading its generation's list and opening its file:
+        // on the work pool. A cached one is answered where it arrives.
         Route(
-            Self.template, methods: ["GET": { routed throws(Problem) in try serve(routed) }],
-            prepared: { preparedAnswer($0) })
+            Self.template, methods: ["GET": { routed throws(Problem) in try serve(routed) }], offloaded: ["GET"],
+            answeredFromMemory: { currentEntry(path: $0.request.rawPath) != nil }, prepared: { preparedAnswer($0) })
     }
 
     /// The cached answers for a request path while its file is still the one opened; a stale

@@ -1,3 +1,15 @@
+/// What a `feed.json` says besides its payload: enough to list a generation without keeping it.
+public struct EnvelopeSummary: Equatable, Sendable {
+    /// The app's payload version.
+    public var schemaVersion: Int
+    /// When the generation was written, epoch milliseconds.
+    public var generatedAtEpochMs: Int64
+    /// The generation's fingerprint as recorded by its writer.
+    public var fingerprint: String
+    /// This project's asset list (nil in WidgetBridge's own files).
+    public var assets: [StoredAsset]?
+}
+
 /// The contents of `generations/<id>/feed.json`.
 public struct Envelope: Equatable, Sendable {
     /// The app's payload version.
@@ -21,6 +33,13 @@ public struct Envelope: Equatable, Sendable {
         self.fingerprint = fingerprint
         self.compactPayload = compactPayload
         self.assets = assets
+    }
+
+    /// Everything but the payload.
+    public var summary: EnvelopeSummary {
+        EnvelopeSummary(
+            schemaVersion: schemaVersion, generatedAtEpochMs: generatedAtEpochMs, fingerprint: fingerprint,
+            assets: assets)
     }
 
     /// Why a `feed.json` could not be used.

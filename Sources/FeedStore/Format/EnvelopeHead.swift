@@ -130,10 +130,21 @@ enum EnvelopeHead {
 final class EnvelopeMemo: Sendable {
     /// What is known of one file.
     enum Outcome: Equatable, Sendable {
-        /// It declares this schema version (and, from a whole read, parses).
-        case schema(Int, parsed: Bool)
+        /// Its first bytes declare this schema version (the rest was not read).
+        case declared(Int)
+        /// It parses, and says this.
+        case parsed(EnvelopeSummary)
         /// Readers skip it for this reason (whatever schema is asked for).
         case skip(SkipReason)
+
+        /// The schema version it declares, when known.
+        var schemaVersion: Int? {
+            switch self {
+            case .declared(let version): return version
+            case .parsed(let summary): return summary.schemaVersion
+            case .skip: return nil
+            }
+        }
     }
 
     private struct Known {

@@ -103,15 +103,17 @@ struct FeedReader {
         switch memo.outcome(path, status: status) {
         case .skip(let reason)?:
             return reason
-        case .schema(let declared, _)?:
-            if let wanted = schemaVersion, declared != wanted { return .wrongSchema(found: declared, wanted: wanted) }
+        case let known?:
+            if let wanted = schemaVersion, let declared = known.schemaVersion, declared != wanted {
+                return .wrongSchema(found: declared, wanted: wanted)
+            }
             return nil
         case nil:
             guard let wanted = schemaVersion,
                 let prefix = try? fileSystem.readPrefix(path, count: EnvelopeHead.prefixBytes),
                 let declared = EnvelopeHead.schemaVersion(in: prefix)
             else { return nil }
-            memo.remember(.schema(declared, parsed: false), path, status: status)
+            memo.remember(.declared(declared), path, status: status)
             return declared == wanted ? nil : .wrongSchema(found: declared, wanted: wanted)
         }
     }
@@ -123,7 +125,7 @@ struct FeedReader {
         if let memo, let status {
             switch outcome {
             case .success(let envelope):
-                memo.remember(.schema(envelope.schemaVersion, parsed: true), path, status: status)
+                memo.remember(.parsed(envelope.summary), path, status: status)
             case .failure(let reason):
                 // Only what the content decides: an I/O error may be gone on the next try.
                 switch reason {
@@ -154,10 +156,42 @@ struct FeedReader {
         }
     }
 
+    /// The served generation's summary, what a listing shows, by the reader rules: from the
+    /// memo where it knows a candidate's `feed.json`, so a listing reads no payload it has seen.
+    func servedSummary() -> (id: String, summary: EnvelopeSummary)? {
+        var pointed: [String] = []
+        if case .present(let pointer) = readPointer() { pointed = [pointer.current] + pointer.previous }
+        var seen = Set<String>()
+        for id in pointed + listedGenerations() where seen.insert(id).inserted {
+            if let summary = loadSummary(id) { return (id, summary) }
+        }
+        return nil
+    }
+
+    private func loadSummary(_ id: String) -> EnvelopeSummary? {
+        guard SafeName.isSafe(id), fileSystem.status(layout.generation(id))?.kind == .directory,
+            knownSkip(id, schemaVersion: nil) == nil
+        else { return nil }
+        let path = layout.envelope(id)
+        let summary: EnvelopeSummary
+        if let status = fileSystem.status(path), case .parsed(let known)? = memo?.outcome(path, status: status) {
+            summary = known
+        } else {
+            guard case .success(let envelope) = readEnvelope(id) else { return nil }
+            summary = envelope.summary
+        }
+        if case .failure = assetList(id, stored: summary.assets), verifiesAssets { return nil }
+        return summary
+    }
+
     /// The generation's assets: the envelope's list when it has one (each file checked by size),
     /// otherwise the regular files with safe names in `assets/` (WidgetBridge's own generations).
     private func assetList(_ id: String, envelope: Envelope) -> Result<[AssetInfo], SkipReason> {
-        if let listed = envelope.assets {
+        assetList(id, stored: envelope.assets)
+    }
+
+    private func assetList(_ id: String, stored: [StoredAsset]?) -> Result<[AssetInfo], SkipReason> {
+        if let listed = stored {
             var assets: [AssetInfo] = []
             for line in listed {
                 guard SafeName.isSafe(line.name),

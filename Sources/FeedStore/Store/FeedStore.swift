@@ -274,6 +274,14 @@ public final class FeedStore: Sendable {
     }
 
     /// The groups under the root (folders with safe names), sorted.
+    /// The generation a plain read of `group` serves, as a listing shows it (id, schema version,
+    /// when, fingerprint), without keeping its payload: a `feed.json` seen before (same file
+    /// status) is not read again. Nil when the group has no readable generation.
+    public func servedSummary(group: String) -> (id: String, summary: EnvelopeSummary)? {
+        guard SafeName.isGroupName(group) else { return nil }
+        return reader(for: group).servedSummary()
+    }
+
     public func groups() -> [String] {
         let entries = (try? fileSystem.listDirectory(root)) ?? []
         return entries.filter { $0.isDirectory && SafeName.isGroupName($0.name) }.map(\.name).sorted()

@@ -5,16 +5,15 @@ import HTTPTransport
 /// `GET /feeds` and `GET /feeds/{group}/generations`.
 extension FeedRoutes {
     func list() -> HTTPResponse {
-        let groups: [JSONValue] = store.groups().map { group in
-            // Through the read cache: a listing costs one `lstat` per group while nothing changed.
-            var served: FeedResponseCache.Entry?
-            if case .feed(let entry) = cache.lookup(.init(group: group, schemaVersion: nil)) { served = entry }
+        let groups: [JSONValue] = store.groups().compactMap { group in
+            // Summaries, not renders: a listing reads no payload it has seen and fills no cache.
+            guard let (id, served) = store.servedSummary(group: group) else { return nil }
             return .object([
                 JSONMember("group", .string(group)),
-                JSONMember("generationId", served.map { .string($0.generationId) } ?? .null),
-                JSONMember("fingerprint", served.map { .string($0.fingerprint) } ?? .null),
-                JSONMember("generatedAtEpochMs", served.map { .number(String($0.generatedAtEpochMs)) } ?? .null),
-                JSONMember("schemaVersion", served.map { .number(String($0.schemaVersion)) } ?? .null),
+                JSONMember("generationId", .string(id)),
+                JSONMember("fingerprint", .string(served.fingerprint)),
+                JSONMember("generatedAtEpochMs", .number(String(served.generatedAtEpochMs))),
+                JSONMember("schemaVersion", .number(String(served.schemaVersion))),
                 JSONMember("url", .string("/feeds/\(group)")),
             ])
         }
