@@ -72,13 +72,16 @@ final class Server: Sendable {
         self.pool = pool
         // With a read token every read answer says `private`, decided once for the caches' answers.
         let caching = ReadCaching(isPrivate: options.readToken != nil)
-        let cache = FeedResponseCache(store: store, caching: caching)
+        let cache = FeedResponseCache(store: store, budgetBytes: options.readCacheBytes, caching: caching)
         let waiters = try Self.starting("the waiters' watcher") { () throws(ThreadStartError) in
             try Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
         }
         self.waiters = waiters
         // Weak: the store holds the broadcaster and the waiters hold the store (through the
         // cache), so a strong capture would keep every part of a stopped server alive.
+        // The cache first: a waiter woken next renders what is current, and a deleted feed's
+        // bytes are given back at once.
+        broadcaster.add { [weak cache] in cache?.forget(group: $0.group) }
         broadcaster.add { [weak waiters] in waiters?.feedChanged(group: $0.group) }
         if let command = options.onPublish {
             let hook = PublishHook(command: command)

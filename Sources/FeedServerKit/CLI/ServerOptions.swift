@@ -10,6 +10,8 @@ struct ServerOptions: Sendable, Equatable {
     var graceSeconds = 60
     var maxImagePixels = 40_000_000
     var maxWaiters = 512
+    /// `--read-cache-bytes`: the most bytes of rendered reads kept in memory.
+    var readCacheBytes = FeedResponseCache.defaultBudgetBytes
     var shutdownTimeoutSeconds = 10
     var token: String?
     var readToken: String?
@@ -120,6 +122,12 @@ struct ServerOptions: Sendable, Equatable {
             flag: "--max-connections-per-ip", environment: "FEED_SERVER_MAX_CONNECTIONS_PER_IP", placeholder: "N",
             help: "most connections from one IP address; 0 for no limit (default 0: every local client is 127.0.0.1)"
         ) { $0.transport.maxConnectionsPerIP = try integer($1, "--max-connections-per-ip", 0...100_000) },
+        Option(
+            flag: "--read-cache-bytes", environment: "FEED_SERVER_READ_CACHE_BYTES", placeholder: "N",
+            help:
+                "most bytes of rendered feed reads kept in memory; a feed larger than this is read from disk each time "
+                + "(default \(FeedResponseCache.defaultBudgetBytes))"
+        ) { $0.readCacheBytes = try integer($1, "--read-cache-bytes", 0...(1 << 40)) },
         Option(
             flag: "--max-waiters", environment: "FEED_SERVER_MAX_WAITERS", placeholder: "N",
             help: "most parked long-polls and event streams together; more get 503 (default 512)"

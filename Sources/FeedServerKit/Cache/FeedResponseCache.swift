@@ -1,77 +1,21 @@
 import ConcurrencyPrimitives
 import FeedStore
 import HTTPTransport
+import Synchronization
 
 /// Rendered read responses per group and schema filter, revalidated on every request by
-/// `FeedStore.isCurrent` (one `lstat` of `current.json`; no JSON is parsed on a hit).
+/// `FeedStore.isCurrent` (no JSON is parsed on a hit), within a budget of bytes.
 ///
 /// Another process may publish into the same root, so the cache never trusts its own
-/// invalidation alone: the on-disk token decides.
+/// invalidation alone: the on-disk token decides. Keys of one group that serve the same
+/// generation share one render; a generation's payload document, made for a timeline, counts
+/// against the budget too. Past the budget the least recently used entries go; a render larger
+/// than the whole budget is answered and not kept.
 final class FeedResponseCache: Sendable {
     /// What is cached per group and schema filter.
     struct Key: Hashable, Sendable {
         var group: String
         var schemaVersion: Int?
-    }
-
-    /// The rendered body and headers for one served generation.
-    final class Entry: Sendable {
-        let token: ChangeToken
-        let entityTag: String
-        let body: SharedBody
-        /// Headers of both the `200` and the `304` (ETag, Cache-Control, nosniff, X-Feed-*).
-        let headers: [(String, String)]
-        /// Whether candidates were skipped to reach the served generation.
-        let isFallback: Bool
-        /// The served generation's id.
-        let generationId: String
-        /// The served generation's fingerprint.
-        let fingerprint: String
-        /// When the served generation was written.
-        let generatedAtEpochMs: Int64
-        /// The served generation's schema version.
-        let schemaVersion: Int
-        private let compactPayload: [UInt8]
-        private let parsed = Lock<JSONDocument?>(nil)
-
-        /// The payload as a document, read once per cached generation (timelines): its tape beside
-        /// the compact payload the entry holds anyway.
-        func payload() throws(JSONParseError) -> JSONDocument {
-            if let document = parsed.withLock({ $0 }) { return document }
-            let document = try JSONDocument(canonical: compactPayload)
-            parsed.withLock { $0 = document }
-            return document
-        }
-
-        /// The `200` response (built once, and queued as one prepared `MHD_Response`).
-        let ok: HTTPResponse
-        /// The `304` response, stating the `200`'s `Content-Length` (RFC 9110 §8.6).
-        let notModified: HTTPResponse
-        /// The prepared `MHD_Response`s of `ok` and `notModified`.
-        let okPrepared = PreparedResponse()
-        let notModifiedPrepared = PreparedResponse()
-
-        init(
-            token: ChangeToken, generation: Generation, body: SharedBody, headers: [(String, String)], isFallback: Bool
-        ) {
-            self.token = token
-            entityTag = Conditional.entityTag(generation.fingerprint)
-            generationId = generation.id
-            fingerprint = generation.fingerprint
-            generatedAtEpochMs = generation.generatedAtEpochMs
-            schemaVersion = generation.schemaVersion
-            compactPayload = generation.compactPayload
-            self.body = body
-            self.headers = headers
-            self.isFallback = isFallback
-            var ok = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, shared: body)
-            ok.prepared = okPrepared
-            self.ok = ok
-            var notModified = HTTPResponse(status: 304, headers: headers)
-            notModified.body = .lengthOnly(body.bytes.count)
-            notModified.prepared = notModifiedPrepared
-            self.notModified = notModified
-        }
     }
 
     /// The result of a lookup.
@@ -80,10 +24,21 @@ final class FeedResponseCache: Sendable {
         case noFeed(FeedRead)
     }
 
+    /// The default budget, in bytes (`--read-cache-bytes`).
+    static let defaultBudgetBytes = 64 << 20
+
+    private struct State {
+        var entries: [Key: Entry] = [:]
+        var rendered: [RenderedGeneration.Identity: RenderedGeneration] = [:]
+        /// Bytes of every render the entries hold.
+        var bytes = 0
+        var clock: UInt64 = 0
+    }
+
     private let store: FeedStore
-    private let entries = Lock<[Key: Entry]>([:])
+    private let state = Lock(State())
     /// Keys with no readable generation, so a waiter on one (an unused `schemaVersion`, a group
-    /// that does not exist) does not re-read the whole group on every check.
+    /// that does not exist) does not re-read the group on every check.
     private let missing = Lock<[Key: Miss]>([:])
     /// A key found with no readable generation is read again at most this often, sooner when
     /// its pointer or `generations/` changed.
@@ -94,26 +49,37 @@ final class FeedResponseCache: Sendable {
         let read: FeedRead
         let checkedAtNanos: Int64
     }
+    private let budgetBytes: Int
     private let capacity: Int
     /// The `Cache-Control` of every answer (`ReadCaching`).
     private let cacheControl: String
+    /// The clock read on hits (an atomic load, no write shared between threads).
+    private let clock = Atomic<UInt64>(0)
 
-    /// A cache over `store` holding at most `capacity` entries.
-    init(store: FeedStore, capacity: Int = 4096, caching: ReadCaching = .shared) {
+    /// A cache over `store` holding at most `budgetBytes` of renders in at most `capacity` entries.
+    init(store: FeedStore, budgetBytes: Int = defaultBudgetBytes, capacity: Int = 4096, caching: ReadCaching = .shared)
+    {
         self.store = store
+        self.budgetBytes = max(0, budgetBytes)
         self.capacity = capacity
         cacheControl = caching.feeds
     }
 
+    /// Bytes the cache holds now (renders and payload documents).
+    var heldBytes: Int { state.withLock { $0.bytes } }
+
     /// The cached responses for a key when they are still current; nil on a miss (nothing is
     /// rendered here, so a caller on libmicrohttpd's threads never reads a whole feed).
     func current(_ key: Key) -> Entry? {
-        guard let entry = entries.withLock({ $0[key] }) else { return nil }
-        if store.isCurrent(entry.token) { return entry }
+        guard let entry = state.withLock({ $0.entries[key] }) else { return nil }
+        if store.isCurrent(entry.token) {
+            entry.lastUse.store(clock.load(ordering: .relaxed), ordering: .relaxed)
+            return entry
+        }
         // Dropped at once: the check that found it stale may have been the one an interval
         // allows (the served feed.json's), so asking again could wrongly say current.
-        entries.withLock { entries in
-            if entries[key] === entry { entries.removeValue(forKey: key) }
+        state.withLock { state in
+            if state.entries[key] === entry { Self.remove(key, from: &state) }
         }
         return nil
     }
@@ -137,7 +103,7 @@ final class FeedResponseCache: Sendable {
         }
         let snapshot = store.snapshot(group: key.group, schemaVersion: key.schemaVersion)
         guard let generation = snapshot.read.served else {
-            entries.withLock { _ = $0.removeValue(forKey: key) }
+            state.withLock { Self.remove(key, from: &$0) }
             missing.withLock { missing in
                 if missing.count >= capacity { missing.removeAll(keepingCapacity: true) }
                 missing[key] = Miss(token: snapshot.token, read: snapshot.read, checkedAtNanos: now)
@@ -145,29 +111,99 @@ final class FeedResponseCache: Sendable {
             return .noFeed(snapshot.read)
         }
         missing.withLock { _ = $0.removeValue(forKey: key) }
-        let entry = render(key, generation, snapshot)
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = entry
-        }
+        let entry = keep(key, generation, snapshot)
         return .feed(entry)
     }
 
-    private func render(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry {
-        let tag = Conditional.entityTag(generation.fingerprint)
+    /// The payload of `entry`'s generation as a document (timelines), counted against the budget.
+    func payload(of entry: Entry) throws(JSONParseError) -> JSONDocument {
+        let (document, made) = try entry.rendered.payload()
+        if made {
+            state.withLock { state in
+                guard state.rendered[entry.rendered.identity] === entry.rendered else { return }
+                state.bytes += document.footprint
+                evict(&state)
+            }
+        }
+        return document
+    }
+
+    /// Drops every entry of `group` (after a publish, delete or fault through this server: the
+    /// next read renders what is current, and a deleted feed's bytes are given back at once).
+    func forget(group: String) {
+        state.withLock { state in
+            for key in state.entries.keys where key.group == group { Self.remove(key, from: &state) }
+        }
+        missing.withLock { missing in
+            for key in missing.keys where key.group == group { missing.removeValue(forKey: key) }
+        }
+    }
+
+    /// Renders (or shares the render of) `generation` for `key` and keeps it within the budget.
+    private func keep(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry {
+        let identity = RenderedGeneration.Identity(
+            group: key.group, generationId: generation.id, fingerprint: generation.fingerprint)
+        // Rendered outside the lock (a copy of the whole payload); another thread may render the
+        // same generation meanwhile, and then its render is shared instead.
+        let candidate =
+            state.withLock { $0.rendered[identity] } ?? RenderedGeneration(group: key.group, generation: generation)
+        let headers = headers(key, generation, snapshot)
+        return state.withLock { state in
+            let rendered = state.rendered[identity] ?? candidate
+            let entry = Entry(
+                token: snapshot.token, generation: generation, rendered: rendered, headers: headers,
+                isFallback: snapshot.read.isFallback)
+            Self.remove(key, from: &state)
+            guard rendered.footprint <= budgetBytes else { return entry }  // answered, not kept
+            if state.entries.count >= capacity, let oldest = Self.leastRecentlyUsed(state) {
+                Self.remove(oldest, from: &state)
+            }
+            state.clock += 1
+            clock.store(state.clock, ordering: .relaxed)
+            entry.lastUse.store(state.clock, ordering: .relaxed)
+            state.entries[key] = entry
+            if state.rendered[identity] == nil {
+                state.rendered[identity] = rendered
+                state.bytes += rendered.footprint
+            }
+            evict(&state)
+            return entry
+        }
+    }
+
+    private func headers(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> [(String, String)] {
         // nosniff in the 304's headers too: a cache that freshens the stored 200 with them keeps it.
         var headers = [
-            ("ETag", tag), ("Cache-Control", cacheControl), ("X-Content-Type-Options", "nosniff"),
-            ("X-Feed-Generation", generation.id),
+            ("ETag", Conditional.entityTag(generation.fingerprint)), ("Cache-Control", cacheControl),
+            ("X-Content-Type-Options", "nosniff"), ("X-Feed-Generation", generation.id),
         ]
         if let fallback = FeedRendering.fallbackHeader(
             snapshot.read, group: key.group, schemaVersion: key.schemaVersion)
         {
             headers.append(("X-Feed-Fallback", fallback))
         }
-        return Entry(
-            token: snapshot.token, generation: generation,
-            body: SharedBody(FeedRendering.body(group: key.group, generation: generation)),
-            headers: headers, isFallback: snapshot.read.isFallback)
+        return headers
+    }
+
+    /// Removes least recently used entries until the renders fit the budget.
+    private func evict(_ state: inout State) {
+        while state.bytes > budgetBytes, let oldest = Self.leastRecentlyUsed(state) {
+            Self.remove(oldest, from: &state)
+        }
+    }
+
+    private static func leastRecentlyUsed(_ state: State) -> Key? {
+        state.entries.min { $0.value.lastUse.load(ordering: .relaxed) < $1.value.lastUse.load(ordering: .relaxed) }?.key
+    }
+
+    /// Removes `key`'s entry, and its render's bytes when no other entry shares it.
+    private static func remove(_ key: Key, from state: inout State) {
+        guard let entry = state.entries.removeValue(forKey: key) else { return }
+        let identity = entry.rendered.identity
+        guard state.rendered[identity] === entry.rendered else { return }
+        if !state.entries.values.contains(where: { $0.rendered === entry.rendered }) {
+            state.rendered.removeValue(forKey: identity)
+            state.bytes -= entry.rendered.footprint
+        }
     }
 }

@@ -5,15 +5,17 @@ import FeedStore
 /// The body is a pure function of the served generation, so the strong ETag (its fingerprint)
 /// always names identical bytes; what was skipped on the way goes in a header instead.
 enum FeedRendering {
-    /// The JSON body for a generation.
-    static func body(group: String, generation: Generation) -> [UInt8] {
+    /// The JSON body for a generation, and where the payload lies in it.
+    static func body(group: String, generation: Generation) -> (bytes: [UInt8], payload: Range<Int>) {
         var output = Array("{\"generationId\":".utf8)
         CompactJSON.writeString(generation.id, to: &output)
         output.append(contentsOf: ",\"schemaVersion\":\(generation.schemaVersion)".utf8)
         output.append(contentsOf: ",\"generatedAtEpochMs\":\(generation.generatedAtEpochMs),\"fingerprint\":".utf8)
         CompactJSON.writeString(generation.fingerprint, to: &output)
         output.append(contentsOf: ",\"payload\":".utf8)
+        let payloadStart = output.count
         output.append(contentsOf: generation.compactPayload)
+        let payload = payloadStart..<output.count
         output.append(contentsOf: ",\"assets\":[".utf8)
         for (index, asset) in generation.assets.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -28,7 +30,7 @@ enum FeedRendering {
             output.append(UInt8(ascii: "}"))
         }
         output.append(contentsOf: "]}\n".utf8)
-        return output
+        return (output, payload)
     }
 
     /// Where an asset is served (names are safe names, so no escaping is needed).

@@ -50,7 +50,7 @@ struct RotationRoutes: Sendable {
             throw Problem.noFeed(group: group, schemaVersion: nil)
         }
         let payload: JSONDocument
-        do { payload = try generation.payload() } catch { throw Problem.invalidParameter("\(error)") }
+        do { payload = try cache.payload(of: generation) } catch { throw Problem.invalidParameter("\(error)") }
         guard let items = pointer.resolve(in: payload.root), items.kind == .array, items.count > 0 else {
             throw Problem.noItems(pointer: pointerText, generation: generation.generationId)
         }

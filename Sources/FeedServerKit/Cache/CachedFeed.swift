@@ -1,0 +1,100 @@
+import ConcurrencyPrimitives
+import FeedStore
+import HTTPTransport
+import Synchronization
+
+/// One served generation rendered once, shared by every key of its group that serves it (a
+/// read with and without `schemaVersion` costs one body, not two).
+final class RenderedGeneration: Sendable {
+    /// Group, generation id and fingerprint: what makes two renders the same bytes.
+    struct Identity: Hashable, Sendable {
+        var group: String
+        var generationId: String
+        var fingerprint: String
+    }
+
+    let identity: Identity
+    /// The body of `GET /feeds/{group}`.
+    let body: SharedBody
+    /// Where the compact payload lies in `body`.
+    private let payloadRange: Range<Int>
+    private let document = Lock<JSONDocument?>(nil)
+
+    init(group: String, generation: Generation) {
+        identity = Identity(group: group, generationId: generation.id, fingerprint: generation.fingerprint)
+        let rendered = FeedRendering.body(group: group, generation: generation)
+        body = SharedBody(rendered.bytes)
+        payloadRange = rendered.payload
+    }
+
+    /// The payload as a document (its tape and a copy of its bytes), made on first use; whether
+    /// this call made it, so the cache can count what it added.
+    func payload() throws(JSONParseError) -> (document: JSONDocument, made: Bool) {
+        if let made = document.withLock({ $0 }) { return (made, false) }
+        let parsed = try JSONDocument(canonical: Array(body.bytes[payloadRange]))
+        return document.withLock { current in
+            if let current { return (current, false) }
+            current = parsed
+            return (parsed, true)
+        }
+    }
+
+    /// Bytes it holds: the body, and the payload's document once made.
+    var footprint: Int { body.bytes.count + (document.withLock { $0?.footprint } ?? 0) }
+}
+
+extension FeedResponseCache {
+    /// The answers of one key: its served generation's shared render, and its own headers.
+    final class Entry: Sendable {
+        let token: ChangeToken
+        let entityTag: String
+        let rendered: RenderedGeneration
+        /// Headers of both the `200` and the `304` (ETag, Cache-Control, nosniff, X-Feed-*).
+        let headers: [(String, String)]
+        /// Whether candidates were skipped to reach the served generation.
+        let isFallback: Bool
+        /// The served generation's id.
+        let generationId: String
+        /// The served generation's fingerprint.
+        let fingerprint: String
+        /// When the served generation was written.
+        let generatedAtEpochMs: Int64
+        /// The served generation's schema version.
+        let schemaVersion: Int
+        /// The `200` response (built once, and queued as one prepared `MHD_Response`).
+        let ok: HTTPResponse
+        /// The `304` response, stating the `200`'s `Content-Length` (RFC 9110 §8.6).
+        let notModified: HTTPResponse
+        /// The prepared `MHD_Response`s of `ok` and `notModified`.
+        let okPrepared = PreparedResponse()
+        let notModifiedPrepared = PreparedResponse()
+        /// When it was last used, for eviction (the cache's clock, not wall time).
+        let lastUse = Atomic<UInt64>(0)
+
+        init(
+            token: ChangeToken, generation: Generation, rendered: RenderedGeneration, headers: [(String, String)],
+            isFallback: Bool
+        ) {
+            self.token = token
+            entityTag = Conditional.entityTag(generation.fingerprint)
+            generationId = generation.id
+            fingerprint = generation.fingerprint
+            generatedAtEpochMs = generation.generatedAtEpochMs
+            schemaVersion = generation.schemaVersion
+            self.rendered = rendered
+            self.headers = headers
+            self.isFallback = isFallback
+            var ok = HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/json")] + headers, shared: rendered.body)
+            ok.prepared = okPrepared
+            self.ok = ok
+            var notModified = HTTPResponse(status: 304, headers: headers)
+            notModified.body = .lengthOnly(rendered.body.bytes.count)
+            notModified.prepared = notModifiedPrepared
+            self.notModified = notModified
+        }
+
+        /// The shared body.
+        var body: SharedBody { rendered.body }
+    }
+}
