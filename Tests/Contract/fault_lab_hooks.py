@@ -3,7 +3,8 @@
 - Every example with a well-formed group name is aimed at the group the script seeded with an
   image ("seeded"), so that each kind has a generation to break rather than answering 409.
 - A slow-publish holds that group's lock for `seconds` (up to 60), and each later example would
-  wait out the hold, so holds are capped at 1 s.
+  be refused 409 (`group-held`) for the rest of the hold, so holds are capped at 1 s: a fault
+  waits for a hold that ends within a second, so the examples that follow are still written.
 
 Both only turn a value the schema accepts into another one it accepts, so no example changes
 from valid to invalid or back.

@@ -19,10 +19,12 @@ struct FaultRoutes: Sendable {
             let methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"].map { ($0, off) }
             return [Route(Self.template, methods: Dictionary(uniqueKeysWithValues: methods))]
         }
+        // Offloaded: a fault waits for its group's lock (bounded, see FaultLab), never on
+        // libmicrohttpd's threads, which keep answering cached reads and /healthz meanwhile.
         return [
             Route(
                 Self.template, methods: ["POST": { routed throws(Problem) in try inject(routed, lab: lab) }],
-                bodies: ["POST": orderBodies])
+                bodies: ["POST": orderBodies], offloaded: ["POST"])
         ]
     }
 
@@ -40,18 +42,7 @@ struct FaultRoutes: Sendable {
         }
         guard routed.request.mediaType == "application/json" else { throw Problem.unsupportedFaultType }
         let order = try FaultOrder.parse(routed.request.body, limits: store.configuration.payloadLimits)
-        let result: Result<FaultOutcome, FaultError>
-        if order.request.kind == .slowPublish {
-            do {
-                result = try lab.slowPublish(store: store, order.request, group: group, seconds: order.seconds)
-            } catch {
-                throw Problem.threadUnavailable(error)
-            }
-        } else {
-            result = Result { () throws(FaultError) in try store.injectFault(order.request, group: group) }
-        }
-        let outcome: FaultOutcome
-        do { outcome = try result.get() } catch { throw Problem(error) }
+        let outcome = try lab.inject(store: store, order.request, group: group, seconds: order.seconds)
         metrics.recordFault(outcome.kind)
         let body = CompactJSON.bytes(Self.json(outcome, seconds: order.seconds)) + [0x0A]
         return .json(201, body, headers: [("Cache-Control", "no-store")])

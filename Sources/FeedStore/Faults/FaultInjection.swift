@@ -1,3 +1,5 @@
+import ConcurrencyPrimitives
+
 /// A fault to inject (the fault lab's request, without HTTP).
 public struct FaultRequest: Sendable {
     /// Which broken state to write.
@@ -25,7 +27,9 @@ public struct FaultOutcome: Sendable {
     /// The schema version of the readers below: the group's (the served generation's, or the
     /// one an earlier `wrong-schema` fault was aimed at).
     public var schemaVersion: Int
-    /// What a WidgetBridge reader of that schema version gets now (it never looks at asset files).
+    /// What WidgetBridge's Swift reader of that schema version gets now, by its own rules and
+    /// JSON decoder (`WidgetBridgeReader`; it never looks at asset files). Its served generation
+    /// carries the envelope's members only: no payload, no assets.
     public var widgetBridgeRead: FeedRead
     /// What this server's read with that schema version gets now.
     public var serverRead: FeedRead
@@ -39,6 +43,8 @@ public enum FaultError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidGroupName(String, reason: String)
     /// The group's state does not allow this kind (no served generation to copy, no asset to break, ...).
     case notApplicable(String)
+    /// Another writer kept the group's lock for as long as the fault was allowed to wait.
+    case groupLocked(String)
     /// The disk refused a write.
     case storage(FileSystemError)
 
@@ -47,6 +53,7 @@ public enum FaultError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .invalidGroupName(let name, let reason): return "group name '\(name)' \(reason)"
         case .notApplicable(let detail): return detail
+        case .groupLocked(let group): return "another writer holds the lock of group '\(group)'"
         case .storage(let error): return "storage failure: \(error)"
         }
     }
@@ -56,12 +63,31 @@ extension FeedStore {
     /// Writes the broken state of `request.kind` into `group` under the group lock, the way the
     /// real failure leaves it on disk, records it in `fault-lab.json`, and says what readers get.
     ///
-    /// For `slow-publish`, `hold` is called (lock held) with what readers get while the complete
-    /// `.tmp` folder waits; the rename and the pointer switch follow when it returns, and the
-    /// outcome returned is the one after them.
+    /// The lock is waited for at most `lockWaitNanos` (`.groupLocked` past that), so a fault never
+    /// waits out another writer's long hold. A `slow-publish` here is held for no time at all:
+    /// `beginSlowPublish` holds one.
     public func injectFault(
-        _ request: FaultRequest, group: String, hold: (FaultOutcome) -> Void = { _ in }
+        _ request: FaultRequest, group: String, lockWaitNanos: Int64
     ) throws(FaultError) -> FaultOutcome {
+        if request.kind == .slowPublish {
+            return try beginSlowPublish(request, group: group, lockWaitNanos: lockWaitNanos).finish().get()
+        }
+        let injector = try faultInjector(request, group: group)
+        let lock = try faultLock(injector, group: group, lockWaitNanos: lockWaitNanos)
+        let outcome: FaultOutcome
+        do {
+            defer { lock.unlock() }
+            outcome = try faultStep(injector) {
+                try injector.publisher.ensureGenerationsFolder()
+                return try injector.inject(request)
+            }
+        }
+        notifyFault(outcome, group: group, layout: injector.layout)
+        return outcome
+    }
+
+    /// The injector for `request` in `group`, refusing first what cannot apply.
+    func faultInjector(_ request: FaultRequest, group: String) throws(FaultError) -> FaultInjector {
         if let reason = SafeName.problem(with: group) { throw .invalidGroupName(group, reason: reason) }
         let layout = GroupLayout(root: root, group: group)
         // Taking the lock would create the group: refuse first what cannot apply to a group that has nothing.
@@ -74,21 +100,42 @@ extension FeedStore {
         let publisher = FeedPublisher(
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
             clock: clock, schedule: retention)
-        let injector = FaultInjector(fileSystem: fileSystem, layout: layout, clock: clock, publisher: publisher)
-        let result: Result<FaultOutcome, FaultError>
+        return FaultInjector(fileSystem: fileSystem, layout: layout, clock: clock, publisher: publisher)
+    }
+
+    /// The group's lock, waited for at most `lockWaitNanos`.
+    func faultLock(_ injector: FaultInjector, group: String, lockWaitNanos: Int64) throws(FaultError) -> any FileLock {
+        let longest = Int64(FaultKind.maxHoldSeconds) * 1_000_000_000
+        let deadline = MonotonicClock.nanos() + min(max(0, lockWaitNanos), longest)
+        let lock: (any FileLock)?
+        do { lock = try injector.publisher.groupLock(waitingUntil: deadline) } catch {
+            throw faultError(error, injector.layout)
+        }
+        guard let lock else { throw .groupLocked(group) }
+        return lock
+    }
+
+    /// Runs one step of an injection (the lock held), with the store's failures as `FaultError`s.
+    func faultStep<T>(_ injector: FaultInjector, _ body: () throws -> T) throws(FaultError) -> T {
+        let result: Result<T, FaultError>
         do {
-            result = try publisher.underGroupLock("inject fault") {
-                try publisher.ensureGenerationsFolder()
-                do { return .success(try injector.inject(request, hold: hold)) } catch let error as FaultError {
-                    return .failure(error)
-                }
+            result = try injector.publisher.mappingFailures("inject fault") {
+                do { return .success(try body()) } catch let error as FaultError { return .failure(error) }
             }
         } catch {
-            if case .storage(let fileError, _) = error { throw .storage(fileError) }
-            throw .storage(
-                FileSystemError(kind: .other, operation: "inject fault", path: layout.directory).relativized(to: root))
+            throw faultError(error, injector.layout)
         }
-        let outcome = try result.get()
+        return try result.get()
+    }
+
+    private func faultError(_ error: PublishError, _ layout: GroupLayout) -> FaultError {
+        if case .storage(let fileError, _) = error { return .storage(fileError) }
+        return .storage(
+            FileSystemError(kind: .other, operation: "inject fault", path: layout.directory).relativized(to: root))
+    }
+
+    /// Wakes whoever waits for the group, as a publish does (`--on-publish` gets the kind).
+    func notifyFault(_ outcome: FaultOutcome, group: String, layout: GroupLayout) {
         let generation = outcome.generationId.flatMap {
             try? FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits).load(
                 $0, schemaVersion: nil
@@ -96,9 +143,9 @@ extension FeedStore {
         }
         notifier.feedPublished(
             PublishEvent(
-                group: group, generationId: outcome.generationId ?? "", fingerprint: generation?.fingerprint ?? "",
-                directory: layout.generation(outcome.generationId ?? "current.json"), fault: request.kind.rawValue))
-        return outcome
+                group: group, generationId: outcome.generationId ?? "",
+                fingerprint: generation?.fingerprint ?? "",
+                directory: layout.generation(outcome.generationId ?? "current.json"), fault: outcome.kind.rawValue))
     }
 }
 
@@ -117,7 +164,7 @@ struct FaultInjector {
     }
 
     /// The state the injection starts from.
-    private struct Start {
+    struct Start {
         var before: FeedReader.Inspection
         var record: FaultRecord
         var schemaVersion: Int
@@ -125,7 +172,8 @@ struct FaultInjector {
         var base: Generation?
     }
 
-    func inject(_ request: FaultRequest, hold: (FaultOutcome) -> Void) throws -> FaultOutcome {
+    /// Every kind but `slow-publish`, which is held in two halves (`prepareSlowPublish`).
+    func inject(_ request: FaultRequest) throws -> FaultOutcome {
         let start = try begin()
         var entry = FaultRecord.Entry(
             kind: request.kind, generationId: nil, readerSchemaVersion: start.schemaVersion,
@@ -135,15 +183,15 @@ struct FaultInjector {
         case .danglingPointer: detail = try danglingPointer(start, &entry)
         case .corruptPointer: detail = try corruptPointer(start, &entry)
         case .staleTmp: detail = try staleTemporaryFolder(start, &entry)
-        case .slowPublish: detail = try slowPublish(request, start, &entry, hold: hold)
+        case .slowPublish: throw FaultError.notApplicable("slow-publish is held in two halves: beginSlowPublish.")
         case .corruptFeed, .wrongSchema, .missingAsset, .truncatedAsset, .tornGeneration:
             detail = try brokenGeneration(request, start, &entry)
         }
-        if request.kind != .slowPublish { try note(entry, in: start.record) }
+        try note(entry, in: start.record)
         return outcome(entry, detail: detail + " This is \(request.kind.summary).")
     }
 
-    private func begin() throws -> Start {
+    func begin() throws -> Start {
         let before = reader.inspect(schemaVersion: nil)
         let record = FaultRecord.load(fileSystem, layout)
         // The group's schema version is the served generation's, unless that generation is an
@@ -156,15 +204,15 @@ struct FaultInjector {
             before: before, record: record, schemaVersion: version, base: reader.read(schemaVersion: version).served)
     }
 
-    private func note(_ entry: FaultRecord.Entry, in record: FaultRecord) throws {
+    func note(_ entry: FaultRecord.Entry, in record: FaultRecord) throws {
         var updated = FaultRecord(entries: record.active(fileSystem, layout))
         updated.entries.append(entry)
         try updated.save(fileSystem, layout)
     }
 
-    private func outcome(_ entry: FaultRecord.Entry, detail: String) -> FaultOutcome {
-        var widgetBridge = reader
-        widgetBridge.verifiesAssets = false
+    func outcome(_ entry: FaultRecord.Entry, detail: String) -> FaultOutcome {
+        let widgetBridge = WidgetBridgeReader(
+            fileSystem: fileSystem, layout: layout, maxBytes: publisher.configuration.envelopeLimits.maxBytes)
         return FaultOutcome(
             kind: entry.kind, generationId: entry.generationId, schemaVersion: entry.readerSchemaVersion,
             widgetBridgeRead: widgetBridge.read(schemaVersion: entry.readerSchemaVersion),
@@ -174,13 +222,13 @@ struct FaultInjector {
     // MARK: Generations copied from the served one, then broken
 
     /// A copy of the base generation (payload and asset files), ready to write.
-    private struct Copy {
+    struct Copy {
         var id: String
         var envelope: Envelope
         var assets: [AssetInput]
     }
 
-    private func copy(_ start: Start, kind: FaultKind, schemaVersion: Int, payload: [UInt8]? = nil) throws -> Copy {
+    func copy(_ start: Start, kind: FaultKind, schemaVersion: Int, payload: [UInt8]? = nil) throws -> Copy {
         guard let base = start.base else {
             throw FaultError.notApplicable(
                 "\(kind.rawValue) copies the served generation, and the group has no readable generation of "
@@ -208,7 +256,7 @@ struct FaultInjector {
     }
 
     /// An id after every generation in the folder (`.tmp` ones included), so it is the newest.
-    private func freshID(fingerprint: String, _ start: Start) -> (String, Int64) {
+    func freshID(fingerprint: String, _ start: Start) -> (String, Int64) {
         let listed = (try? fileSystem.listDirectory(layout.generations))?.map(\.name) ?? []
         return publisher.newID(for: fingerprint, known: start.before.pointed + listed)
     }
@@ -333,58 +381,5 @@ struct FaultInjector {
         try publisher.replacePointer(with: cut)
         entry.pointerSHA256 = SHA256Hash.hex(cut)
         return "current.json cut at byte \(cut.count) of \(whole.count)."
-    }
-
-    // MARK: .tmp folders
-
-    private func staleTemporaryFolder(_ start: Start, _ entry: inout FaultRecord.Entry) throws -> String {
-        let id: String
-        var written: [String] = []
-        if start.base != nil {
-            let copy = try copy(start, kind: .staleTmp, schemaVersion: start.schemaVersion)
-            id = copy.id
-            let folder = layout.temporaryGeneration(id)
-            try fileSystem.createDirectory(folder)
-            if !copy.assets.isEmpty {
-                try fileSystem.createDirectory(folder + "/assets")
-                for asset in copy.assets {
-                    try fileSystem.writeFileDurably(folder + "/assets/" + asset.name, contents: asset.bytes)
-                    written.append("assets/" + asset.name)
-                }
-            }
-            let envelope = copy.envelope.encoded()
-            try fileSystem.writeFileDurably(folder + "/feed.json", contents: Array(envelope.prefix(envelope.count / 2)))
-            written.append("feed.json cut at byte \(envelope.count / 2) of \(envelope.count)")
-        } else {
-            id = freshID(fingerprint: SHA256Hash.hex(Array("fault-lab stale-tmp \(clock.nowEpochMs())".utf8)), start).0
-            try fileSystem.createDirectory(layout.temporaryGeneration(id))
-        }
-        try fileSystem.syncDirectory(layout.generations)
-        // So that the next publish that writes removes it, however recently the last one swept.
-        publisher.schedule.forget(layout.directory)
-        entry.generationId = id
-        return "Left generations/\(id)\(GenerationID.temporarySuffix)"
-            + (written.isEmpty ? ", empty." : " with \(written.joined(separator: ", ")).")
-    }
-
-    private func slowPublish(
-        _ request: FaultRequest, _ start: Start, _ entry: inout FaultRecord.Entry, hold: (FaultOutcome) -> Void
-    ) throws -> String {
-        let copy = try copy(
-            start, kind: .slowPublish, schemaVersion: start.schemaVersion,
-            payload: request.payload.map(CompactJSON.bytes))
-        entry.generationId = copy.id
-        let held = entry
-        let detail =
-            "Generation \(copy.id) written completely as generations/\(copy.id)\(GenerationID.temporarySuffix), "
-            + "held there before the rename"
-        try withoutActuallyEscaping(hold) { hold in
-            try writeCurrent(copy, start) { _ in
-                // Noted first, so /generations shows the held folder as the fault lab's.
-                try note(held, in: start.record)
-                hold(outcome(held, detail: detail + ". This is \(FaultKind.slowPublish.summary)."))
-            }
-        }
-        return detail + ", then renamed and made current."
     }
 }

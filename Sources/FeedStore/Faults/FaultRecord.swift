@@ -143,17 +143,21 @@ extension FeedStore {
 
     /// "skips it: <reason>" or "reads it" (with the asset caveat for WidgetBridge's readers).
     private func verdict(_ id: String, _ layout: GroupLayout, schemaVersion: Int, widgetBridgeRules: Bool) -> String {
-        var reader = FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
-        reader.verifiesAssets = !widgetBridgeRules
-        switch reader.load(id, schemaVersion: schemaVersion) {
+        let server = FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
+        let read: Result<Generation, SkipReason>
+        if widgetBridgeRules {
+            let limit = configuration.envelopeLimits.maxBytes
+            read = WidgetBridgeReader(fileSystem: fileSystem, layout: layout, maxBytes: limit).load(
+                id, schemaVersion: schemaVersion)
+        } else {
+            read = server.load(id, schemaVersion: schemaVersion)
+        }
+        switch read {
         case .failure(let reason):
             return "skips it (\(reason.code)): \(reason.description)"
         case .success:
-            guard widgetBridgeRules,
-                case .failure(let reason) = FeedReader(
-                    fileSystem: fileSystem, layout: layout,
-                    limits: configuration.envelopeLimits
-                ).load(id, schemaVersion: schemaVersion)
+            guard widgetBridgeRules, case .failure(let reason) = server.load(id, schemaVersion: schemaVersion),
+                case .incompleteAsset = reason
             else {
                 return "reads it: nothing about it breaks the reader rules"
             }

@@ -1,3 +1,11 @@
+import ConcurrencyPrimitives
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The writer rules of format v1 for one group, with the durability WidgetBridge leaves out.
 ///
 /// Order of operations (each step durable before the next makes it visible):
@@ -52,10 +60,31 @@ struct FeedPublisher {
     /// Runs `body` holding the group's advisory lock, creating the group folder the lock file
     /// lives in first. File-system failures become `PublishError.storage` with root-relative paths.
     func underGroupLock<T>(_ operation: String, _ body: () throws -> T) throws(PublishError) -> T {
-        do {
+        try mappingFailures(operation) {
             try prepareGroupFolder()
             let lock = try fileSystem.lockExclusive(layout.lockFile)
             defer { lock.unlock() }
+            return try body()
+        }
+    }
+
+    /// The group's advisory lock if it can be had before `deadline` (monotonic nanoseconds), nil
+    /// when another holder keeps it that long. `flock` has no timed wait, so this polls.
+    func groupLock(waitingUntil deadline: Int64) throws(PublishError) -> (any FileLock)? {
+        try mappingFailures("lock") {
+            try prepareGroupFolder()
+            while true {
+                if let lock = try fileSystem.tryLockExclusive(layout.lockFile) { return lock }
+                if MonotonicClock.nanos() >= deadline { return nil }
+                usleep(10_000)
+            }
+        }
+    }
+
+    /// Runs `body`, turning file-system failures into `PublishError.storage` with root-relative
+    /// paths (and whether the write had already become visible).
+    func mappingFailures<T>(_ operation: String, _ body: () throws -> T) throws(PublishError) -> T {
+        do {
             return try body()
         } catch let error as PublishError {
             throw error
@@ -83,13 +112,12 @@ struct FeedPublisher {
         // Equal content is `unchanged` only when the pointer's own candidate is what readers get:
         // after a fallback, writing it again heals the pointer (the fault lab relies on this).
         if let served = before.read.served, served.fingerprint == draft.fingerprint, !before.read.isFallback {
+            sweepUnchanged(before)
             return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
         }
         // Under the lock: a DELETE may have renamed `generations/` away since the last publish.
         try ensureGenerationsFolder()
-        let sweeping = schedule.claimSweep(
-            of: layout.directory, now: clock.nowEpochMs(), interval: configuration.sweepIntervalMs)
-        let listing = sweeping ? try fileSystem.listDirectory(layout.generations) : nil
+        let listing = claimSweep() ? try fileSystem.listDirectory(layout.generations) : nil
         let (id, epochMs) = newID(for: draft.fingerprint, known: before.pointed + (listing?.map(\.name) ?? []))
         let envelope = Envelope(
             schemaVersion: draft.schemaVersion, generatedAtEpochMs: epochMs,
@@ -109,10 +137,28 @@ struct FeedPublisher {
             throw error
         }
         applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
-        if sweeping { sweepDeletedGenerations() }
+        if listing != nil { sweepDeletedGenerations() }
         return .published(
             generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.bytes.count }
         )
+    }
+
+    /// Whether a retention sweep is due now (at most one per group per `sweepIntervalMs`); claims it.
+    private func claimSweep() -> Bool {
+        schedule.claimSweep(of: layout.directory, now: clock.nowEpochMs(), interval: configuration.sweepIntervalMs)
+    }
+
+    /// Writer rule 3 asks every publish to remove stray `.tmp` folders, so a publish that writes
+    /// nothing still runs a due sweep (under the lock, so none of them is a write of ours in
+    /// progress); the pointer is unchanged, so it retires nothing. Failures are left to the next.
+    private func sweepUnchanged(_ before: FeedReader.Inspection) {
+        guard let current = before.pointed.first, claimSweep(),
+            let listing = try? fileSystem.listDirectory(layout.generations)
+        else { return }
+        applyRetention(
+            pointer: Pointer(current: current, previous: Array(before.pointed.dropFirst())), retiring: [],
+            listing: listing)
+        sweepDeletedGenerations()
     }
 
     /// The root and the group folder (each flushed into its parent when created), so the lock
@@ -158,6 +204,12 @@ struct FeedPublisher {
     }
 
     func writeGeneration(_ id: String, envelope: [UInt8], assets: [AssetInput]) throws {
+        try writeTemporaryGeneration(id, envelope: envelope, assets: assets)
+        try installGeneration(id)
+    }
+
+    /// Steps 1 and 2: the complete `<id>.tmp` folder, flushed (removed again on failure).
+    func writeTemporaryGeneration(_ id: String, envelope: [UInt8], assets: [AssetInput]) throws {
         let temporary = layout.temporaryGeneration(id)
         try fileSystem.removeTree(temporary)
         try fileSystem.createDirectory(temporary)
@@ -173,6 +225,16 @@ struct FeedPublisher {
             try fileSystem.writeFileDurably(temporary + "/feed.json", contents: envelope)
             try fileSystem.syncDirectory(temporary)
             try beforeRename?(temporary)
+        } catch {
+            try? fileSystem.removeTree(temporary)
+            throw error
+        }
+    }
+
+    /// Step 3: `<id>.tmp` renamed to `<id>`, `generations/` flushed (the `.tmp` removed if the rename fails).
+    func installGeneration(_ id: String) throws {
+        let temporary = layout.temporaryGeneration(id)
+        do {
             try fileSystem.rename(temporary, to: layout.generation(id))
         } catch {
             try? fileSystem.removeTree(temporary)

@@ -1,8 +1,9 @@
 import Foundation
 
-/// WidgetBridge's reader rules written again for the tests from docs/feed-format.md, with
-/// Foundation only and none of the server's code, so that the fault lab's `readerServes` is
-/// checked by an independent read of the folder.
+/// WidgetBridge's Swift reader (`WidgetFeedReader.read`) written again for the tests from its
+/// public source's rules, with Foundation only and none of the server's code, so that the fault
+/// lab's `readerServes` is checked by an independent read of the folder: `current.json` and each
+/// `feed.json` decoded by Foundation's `JSONDecoder` into `Decodable` structs, as the reader does.
 enum ReferenceReader {
     struct Result: Equatable {
         /// The generation a WidgetBridge reader returns, nil when none.
@@ -13,24 +14,39 @@ enum ReferenceReader {
         var pointerUnusable: Bool
     }
 
-    /// Candidates: `current`, each `previous`, then every non-`.tmp` folder of `generations/`,
-    /// name descending, duplicates removed. Skipped: unsafe id, `feed.json` missing or not
-    /// parsing (as an envelope), another `schemaVersion`. Asset files are never looked at.
+    private struct PointerFile: Decodable {
+        var current: String
+        var previous: [String]?
+    }
+
+    /// The reader's envelope; its payload is the app's type, here one that takes any value.
+    private struct EnvelopeFile: Decodable {
+        var schemaVersion: Int
+        var generatedAtEpochMs: Int64
+        var fingerprint: String
+        var payload: AnyValue
+    }
+
+    private struct AnyValue: Decodable {
+        init(from decoder: any Decoder) throws {}
+    }
+
+    /// Candidates: `current`, each `previous`, then every folder of `generations/` that is not
+    /// hidden and not `.tmp`, name descending, duplicates removed. Skipped: a name that is not
+    /// letters, digits, `-`, `_`, `.`; a `feed.json` missing or not decoding as the envelope;
+    /// another `schemaVersion`. Asset files are never looked at.
     static func read(group directory: String, schemaVersion: Int) -> Result {
         var candidates: [String] = []
         var pointerUnusable = false
         if let data = FileManager.default.contents(atPath: directory + "/current.json") {
-            if let pointer = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let current = pointer["current"] as? String
-            {
-                candidates.append(current)
-                candidates += (pointer["previous"] as? [Any] ?? []).compactMap { $0 as? String }
+            if let pointer = try? JSONDecoder().decode(PointerFile.self, from: data) {
+                candidates = [pointer.current] + (pointer.previous ?? [])
             } else {
                 pointerUnusable = true
             }
         }
         let folders = ((try? FileManager.default.contentsOfDirectory(atPath: directory + "/generations")) ?? [])
-            .filter { !$0.hasSuffix(".tmp") && isRealFolder(directory + "/generations/" + $0) }
+            .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".tmp") && isRealFolder(directory + "/generations/" + $0) }
             .sorted(by: >)
         var seen = Set<String>()
         var skipped: [String] = []
@@ -45,22 +61,14 @@ enum ReferenceReader {
         return Result(served: nil, skipped: skipped, pointerUnusable: pointerUnusable)
     }
 
-    /// The envelope's schema version, nil when the file is missing or not a valid envelope.
-    private static func envelopeSchemaVersion(of path: String) -> Int? {
-        guard let data = FileManager.default.contents(atPath: path),
-            let envelope = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let version = envelope["schemaVersion"] as? Int,
-            envelope["generatedAtEpochMs"] is NSNumber, envelope["fingerprint"] is String, envelope["payload"] != nil
-        else { return nil }
-        return version
+    /// The envelope's schema version as Foundation decodes it, nil when it does not decode.
+    static func envelopeSchemaVersion(of path: String) -> Int? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(EnvelopeFile.self, from: data).schemaVersion
     }
 
     private static func isSafe(_ name: String) -> Bool {
-        name != "." && name != ".." && (1...128).contains(name.utf8.count)
-            && name.utf8.allSatisfy {
-                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D
-                    || $0 == 0x5F || $0 == 0x2E
-            }
+        !name.isEmpty && name.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }
     }
 
     private static func isRealFolder(_ path: String) -> Bool {
