@@ -167,7 +167,7 @@ final class Server: Sendable {
             usleep(10_000)
         }
         faultLab?.waitForPublishes(until: deadline)
-        watcher?.stop()
+        watcher?.stop(until: deadline)
         pool.stop()
         daemon.wakeAllSuspended()
         daemon.abandonDeferred()

@@ -29,7 +29,7 @@ struct SeedPublisher: Sendable {
         var outcomes: [String: Outcome] = [:]
         for group in try folder.groups() { outcomes[group] = publish(group: group, trigger: "seed") }
         for (name, reason) in folder.ignoredEntries() {
-            AccessLog.message("feed-server: seed: '\(String(name.prefix(200)))' skipped: it \(reason)")
+            SeedLog.message("feed-server: seed: '\(LogSafe.name(String(name.prefix(200))))' skipped: it \(reason)")
         }
         return outcomes
     }
@@ -38,16 +38,17 @@ struct SeedPublisher: Sendable {
     @discardableResult
     func publish(group: String, trigger: String) -> Outcome {
         let outcome = attempt(group)
+        let shown = LogSafe.name(group)
         switch outcome {
         case .published(let id):
-            AccessLog.message("feed-server: \(trigger): group '\(group)' published generation \(id)")
+            SeedLog.message("feed-server: \(trigger): group '\(shown)' published generation \(id)")
         case .unchanged:
-            if trigger == "seed" { AccessLog.message("feed-server: \(trigger): group '\(group)' unchanged") }
+            if trigger == "seed" { SeedLog.message("feed-server: \(trigger): group '\(shown)' unchanged") }
         case .failed(let reason):
             let served =
                 store.read(group: group).served.map { "generation \($0.id) stays served" } ?? "the group has no feed"
             let trimmed = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
-            AccessLog.message("feed-server: \(trigger): group '\(group)' skipped: \(trimmed); \(served)")
+            SeedLog.message("feed-server: \(trigger): group '\(shown)' skipped: \(trimmed); \(served)")
         }
         return outcome
     }
@@ -70,8 +71,9 @@ struct SeedPublisher: Sendable {
             return .failed(error.detail)
         }
         for skipped in upload.packing.skipped {
-            AccessLog.message(
-                "feed-server: seed: group '\(group)': asset '\(skipped.name)' left out: \(skipped.reason)")
+            SeedLog.message(
+                "feed-server: seed: group '\(LogSafe.name(group))': asset '\(LogSafe.name(skipped.name))' left out: "
+                    + skipped.reason)
         }
         do {
             switch try store.publish(
@@ -84,4 +86,12 @@ struct SeedPublisher: Sendable {
             return .failed(Problem(error).detail)
         }
     }
+}
+
+/// Every line the seed folder and its watcher log goes through here: names in it are escaped
+/// on their own (`LogSafe.name`), and the whole line is made safe as well (`LogSafe.line`),
+/// since a refused publish's reason may quote a payload's text.
+enum SeedLog {
+    /// Writes one log line.
+    static func message(_ text: String) { AccessLog.message(LogSafe.line(text)) }
 }

@@ -23,7 +23,9 @@ final class SeedWatcher: @unchecked Sendable {
     /// Watch descriptor → what it watches. Touched only by the watcher thread after `start`.
     private var watched: [Int32: Watched] = [:]
     private let finished = ConditionLock()
+    /// Under `finished`: whether the thread runs, and whether `stop` asked it to end.
     private var running = false
+    private var stopRequested = false
     /// The seed folder itself was moved or deleted: every watch is dropped and the path is tried
     /// again every `rootRetryMillis` until a folder is there again (an editor or a `git checkout`
     /// may replace the whole folder).
@@ -95,12 +97,25 @@ final class SeedWatcher: @unchecked Sendable {
         }
     }
 
-    /// Stops the thread (after a republish in progress) and waits for it to end.
-    func stop() {
+    /// Asks the thread to stop and waits for it to end, until `deadlineNanos` (monotonic) at
+    /// the latest: shutdown never waits longer for a republish in progress (a publish is
+    /// written aside and switched to by one rename, so one cut short by the exit leaves the
+    /// served feed whole). No group is republished after this is called.
+    func stop(until deadlineNanos: Int64) {
+        finished.withLock { stopRequested = true }
         var byte: UInt8 = 1
         _ = write(wake.1, &byte, 1)
-        finished.withLock { while running { finished.wait() } }
+        // An idle watcher ends within moments of the wake-up: give it those even when the
+        // deadline has passed already, so only a republish really in progress is left running.
+        let deadline = max(deadlineNanos, MonotonicClock.nanos() + 50_000_000)
+        let ended = finished.withLock {
+            while running { if !finished.wait(untilNanos: deadline) { break } }
+            return !running
+        }
+        if !ended { SeedLog.message("feed-server: watch: a republish is still running; shutdown does not wait for it") }
     }
+
+    private var isStopRequested: Bool { finished.withLock { stopRequested } }
 
     private func run() {
         var dirty = Set<String>()
@@ -120,7 +135,7 @@ final class SeedWatcher: @unchecked Sendable {
             if descriptors[1].revents != 0 { return }
             if rootLost, add(publisher.folder.path, as: .root) {
                 rootLost = false
-                AccessLog.message(
+                SeedLog.message(
                     "feed-server: watch: the seed folder is there again; watching it and republishing its groups")
                 for group in (try? publisher.folder.groups()) ?? [] {
                     watchGroup(group)
@@ -137,7 +152,10 @@ final class SeedWatcher: @unchecked Sendable {
                 continue
             }
             if !dirty.isEmpty, (MonotonicClock.nanos() - quietSince) / 1_000_000 >= Int64(debounceMillis) {
-                for group in dirty.sorted() { republish(group) }
+                for group in dirty.sorted() {
+                    guard !isStopRequested else { return }
+                    republish(group)
+                }
                 dirty.removeAll()
             }
         }
@@ -146,8 +164,9 @@ final class SeedWatcher: @unchecked Sendable {
     private func republish(_ group: String) {
         let folder = publisher.folder.groupPath(group)
         guard PosixFileSystem().status(folder)?.kind == .directory else {
-            AccessLog.message(
-                "feed-server: watch: group '\(group)' was removed from the seed folder; its feed stays served")
+            SeedLog.message(
+                "feed-server: watch: group '\(LogSafe.name(group))' was removed from the seed folder; its feed stays "
+                    + "served")
             return
         }
         publisher.publish(group: group, trigger: "watch")
@@ -194,7 +213,7 @@ final class SeedWatcher: @unchecked Sendable {
                 let created = mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0
                 switch watched[descriptor] {
                 case .root?:
-                    guard SafeName.isGroupName(name) else { continue }
+                    guard SeedFolder.isGroupFolder(name) else { continue }
                     if isDirectory, created { watchGroup(name) }
                     if isDirectory { groups.insert(name) }
                 case .group(let group)?:
@@ -219,7 +238,7 @@ final class SeedWatcher: @unchecked Sendable {
         watched.removeAll()
         guard !rootLost else { return }
         rootLost = true
-        AccessLog.message(
+        SeedLog.message(
             "feed-server: watch: the seed folder was moved or deleted; its feeds stay served, and it is watched "
                 + "again as soon as a folder is back at its path"
         )
@@ -251,6 +270,6 @@ final class SeedWatcher: Sendable {
     /// Never reached.
     func start() {}
     /// Never reached.
-    func stop() {}
+    func stop(until deadlineNanos: Int64) {}
 }
 #endif

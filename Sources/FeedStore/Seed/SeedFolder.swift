@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A seed folder: one sub-folder per group, each a scenario in the layout an archive unpacks to:
 ///
 ///     <group>/payload.json     the payload (any JSON text)
@@ -5,32 +11,41 @@
 ///     <group>/assets/<name>    images, packed by the publisher's budget like a multipart publish
 ///
 /// Reading follows no symbolic link and takes regular files only; which paths belong, and what
-/// is skipped, is `SeedLayout`'s.
+/// is skipped, is `SeedLayout`'s. Every read starts from one descriptor of the seed folder and
+/// opens each component relative to its parent's (`SeedDirectory`), so swapping a folder for a
+/// link mid-read cannot lead it outside, and a FIFO in a file's place is refused, never waited on.
 public struct SeedFolder: Sendable {
     /// The folder.
     public let path: String
-    private let fileSystem = PosixFileSystem()
+    /// Called with the path (relative to the folder) of each component just before it is opened:
+    /// where tests swap a file or folder, deterministically, between a check and a read.
+    private let beforeOpening: (@Sendable (String) -> Void)?
 
     /// A seed folder at `path`.
-    public init(path: String) {
+    public init(path: String) { self.init(path: path, beforeOpening: nil) }
+
+    /// A seed folder at `path` that calls `beforeOpening` before opening anything in it.
+    package init(path: String, beforeOpening: (@Sendable (String) -> Void)?) {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        self.beforeOpening = beforeOpening
     }
 
-    /// The group folders (safe group names), sorted; other entries are ignored.
+    /// The group folders (safe group names, not hidden), sorted; other entries are ignored.
     public func groups() throws(SeedError) -> [String] {
-        guard fileSystem.status(path)?.kind == .directory else { throw SeedError("the seed folder is not a folder") }
+        let root = try openRoot()
         let entries: [DirectoryEntry]
-        do { entries = try fileSystem.listDirectory(path) } catch {
-            throw SeedError("the seed folder cannot be listed (\(Self.kind(of: error)))")
+        do { entries = try root.entries() } catch {
+            throw SeedError("the seed folder cannot be listed (\(error.kind))")
         }
-        return entries.filter { $0.isDirectory && SafeName.isGroupName($0.name) }.map(\.name).sorted()
+        return entries.filter { $0.isDirectory && Self.isGroupFolder($0.name) }.map(\.name).sorted()
     }
 
     /// Top-level entries that are not groups (a symbolic link, a file, an unsafe or reserved
-    /// name), with why, so the start-up log can say what it left out; editor leftovers are not
-    /// listed. Empty when the folder cannot be listed (`groups()` reports that).
+    /// name), with why, so the start-up log can say what it left out; editor leftovers and
+    /// hidden entries are not listed. Empty when the folder cannot be listed (`groups()` reports
+    /// that).
     public func ignoredEntries() -> [(name: String, reason: String)] {
-        guard let entries = try? fileSystem.listDirectory(path) else { return [] }
+        guard let entries = try? openRoot().entries() else { return [] }
         return entries.sorted { $0.name < $1.name }.compactMap { entry in
             if Self.isEditorLeftover(entry.name) { return nil }
             if !entry.isDirectory {
@@ -39,6 +54,12 @@ public struct SeedFolder: Sendable {
             if !SafeName.isGroupName(entry.name) { return (entry.name, "is not a usable group name") }
             return nil
         }
+    }
+
+    /// Whether a top-level entry's name makes a group: a safe group name that is not hidden
+    /// (WidgetBridge's own reader skips hidden entries, so a `.name` folder is no scenario of it).
+    public static func isGroupFolder(_ name: String) -> Bool {
+        SafeName.isGroupName(name) && !name.hasPrefix(".")
     }
 
     /// The folder of one group.
@@ -50,49 +71,66 @@ public struct SeedFolder: Sendable {
     public func read(
         group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int
     ) throws(SeedError) -> SeedGroup {
-        guard SafeName.isGroupName(group) else { throw SeedError("'\(group)' is not a safe group name") }
-        let folder = groupPath(group)
-        guard fileSystem.status(folder)?.kind == .directory else { throw SeedError("\(group)/ is not a folder") }
+        guard SafeName.isGroupName(group) else { throw SeedError("'\(LogSafe.name(group))' is not a safe group name") }
+        guard Self.isGroupFolder(group) else {
+            throw SeedError("'\(group)' is hidden, and hidden folders are not groups")
+        }
+        let root = try openRoot()
+        let folder: SeedDirectory
+        do { folder = try root.openFolder(group) } catch {
+            switch error.kind {
+            case .notFound, .notADirectory, .symbolicLink: throw SeedError("\(group)/ is not a folder")
+            default: throw SeedError("\(group)/ cannot be opened (\(error.kind))")
+            }
+        }
         let payloadFile = SeedLayout.payloadFile
         let metaFile = SeedLayout.metaFile
-        let payload = try readRegular(
-            folder + "/" + payloadFile, shown: "\(group)/\(payloadFile)", limit: maxPayloadBytes)
+        let payload = try readRegular(payloadFile, in: folder, shown: "\(group)/\(payloadFile)", limit: maxPayloadBytes)
         var schemaVersion = 1
-        if fileSystem.status(folder + "/" + metaFile) != nil {
-            let meta = try readRegular(folder + "/" + metaFile, shown: "\(group)/\(metaFile)", limit: SeedMeta.maxBytes)
+        if let meta = try readIfPresent(metaFile, in: folder, shown: "\(group)/\(metaFile)", limit: SeedMeta.maxBytes) {
             do { schemaVersion = try SeedMeta.schemaVersion(of: meta) } catch {
                 throw SeedError("\(group)/\(metaFile): \(error.description)")
             }
         }
-        var assets: [AssetBudget.Candidate] = []
-        var totalBytes = 0
-        let assetsFolder = folder + "/" + SeedLayout.assetsFolder
-        if let status = fileSystem.status(assetsFolder) {
-            guard status.kind == .directory else { throw SeedError("\(group)/assets is not a folder") }
-            let entries: [DirectoryEntry]
-            do { entries = try fileSystem.listDirectory(assetsFolder) } catch {
-                throw SeedError("\(group)/assets cannot be listed (\(Self.kind(of: error)))")
-            }
-            for entry in entries.sorted(by: { $0.name < $1.name }) {
-                // The name alone decides; a folder or link under a good name is refused when read.
-                guard let name = try Self.assetName(entry.name, group: group) else { continue }
-                guard assets.count < maxAssets else {
-                    throw SeedError("\(group)/assets holds more than \(maxAssets) files (--max-parts)")
-                }
-                let left = maxAssetBytes - totalBytes
-                let file = assetsFolder + "/" + name
-                if let size = fileSystem.status(file)?.size, size > left {
-                    throw SeedError(
-                        "\(group)/assets holds more than \(maxAssetBytes) bytes in all (--max-body-bytes, as for a "
-                            + "multipart publish)"
-                    )
-                }
-                let bytes = try readRegular(file, shown: "\(group)/assets/\(name)", limit: left)
-                totalBytes += bytes.count
-                assets.append(AssetBudget.Candidate(name: name, source: bytes))
+        let assets = try readAssets(in: folder, group: group, maxAssets: maxAssets, maxAssetBytes: maxAssetBytes)
+        return SeedGroup(payload: payload, schemaVersion: schemaVersion, assets: assets)
+    }
+
+    private func readAssets(
+        in folder: SeedDirectory, group: String, maxAssets: Int, maxAssetBytes: Int
+    ) throws(SeedError) -> [AssetBudget.Candidate] {
+        let assetsFolder: SeedDirectory
+        do { assetsFolder = try folder.openFolder(SeedLayout.assetsFolder) } catch {
+            switch error.kind {
+            case .notFound: return []
+            case .notADirectory, .symbolicLink: throw SeedError("\(group)/assets is not a folder")
+            default: throw SeedError("\(group)/assets cannot be listed (\(error.kind))")
             }
         }
-        return SeedGroup(payload: payload, schemaVersion: schemaVersion, assets: assets)
+        let entries: [DirectoryEntry]
+        do { entries = try assetsFolder.entries() } catch {
+            throw SeedError("\(group)/assets cannot be listed (\(error.kind))")
+        }
+        var assets: [AssetBudget.Candidate] = []
+        var totalBytes = 0
+        for entry in entries.sorted(by: { $0.name < $1.name }) {
+            // The name alone decides; a folder or link under a good name is refused when read.
+            guard let name = try Self.assetName(entry.name, group: group) else { continue }
+            guard assets.count < maxAssets else {
+                throw SeedError("\(group)/assets holds more than \(maxAssets) files (--max-parts)")
+            }
+            let left = maxAssetBytes - totalBytes
+            if let size = assetsFolder.status(name)?.size, size > left {
+                throw SeedError(
+                    "\(group)/assets holds more than \(maxAssetBytes) bytes in all (--max-body-bytes, as for a "
+                        + "multipart publish)"
+                )
+            }
+            let bytes = try readRegular(name, in: assetsFolder, shown: "\(group)/assets/\(name)", limit: left)
+            totalBytes += bytes.count
+            assets.append(AssetBudget.Candidate(name: name, source: bytes))
+        }
+        return assets
     }
 
     /// Hidden files, `name~` backups and `.swp`/`.swx` swap files (`SeedLayout`'s rule).
@@ -101,13 +139,13 @@ public struct SeedFolder: Sendable {
     /// The asset an entry of `assets/` is, or nil for one the layout skips.
     private static func assetName(_ entry: String, group: String) throws(SeedError) -> String? {
         // A listed name holds no `/`, so it is an asset, skipped, or an unsafe name.
-        let outside = SeedError("\(group)/assets/\(entry) is not part of the seed layout")
+        let outside = SeedError("\(group)/assets/\(LogSafe.name(entry)) is not part of the seed layout")
         let place: SeedLayout.Place
         do {
             place = try SeedLayout.classify(SeedLayout.assetsFolder + "/" + entry, isFolder: false, for: .seedFolder)
         } catch {
             guard case .unsafeAssetName(let name, let reason) = error else { throw outside }
-            throw SeedError("asset name '\(name)' \(reason)")
+            throw SeedError("asset name '\(LogSafe.name(name))' \(reason)")
         }
         switch place {
         case .asset(let name): return name
@@ -116,19 +154,45 @@ public struct SeedFolder: Sendable {
         }
     }
 
-    private func readRegular(_ file: String, shown: String, limit: Int) throws(SeedError) -> [UInt8] {
-        guard let status = fileSystem.status(file) else { throw SeedError("\(shown) is missing") }
-        guard status.kind == .regular else {
-            throw SeedError("\(shown) is not a regular file (links are not followed)")
-        }
-        guard status.size <= limit else { throw SeedError("\(shown) has \(status.size) bytes; the limit is \(limit)") }
-        do { return try fileSystem.readFile(file, limit: limit) } catch {
-            throw SeedError("\(shown) cannot be read (\(Self.kind(of: error)))")
+    private func openRoot() throws(SeedError) -> SeedDirectory {
+        do { return try SeedDirectory.openRoot(path, beforeOpening: beforeOpening) } catch {
+            switch error.kind {
+            case .notFound, .notADirectory, .symbolicLink: throw SeedError("the seed folder is not a folder")
+            default: throw SeedError("the seed folder cannot be listed (\(error.kind))")
+            }
         }
     }
 
-    private static func kind(of error: any Error) -> String {
-        (error as? FileSystemError).map { "\($0.kind)" } ?? "\(error)"
+    /// The regular file `name` of `folder`; a missing one is an error.
+    private func readRegular(
+        _ name: String, in folder: SeedDirectory, shown: String, limit: Int
+    ) throws(SeedError) -> [UInt8] {
+        guard let bytes = try readIfPresent(name, in: folder, shown: shown, limit: limit) else {
+            throw SeedError("\(shown) is missing")
+        }
+        return bytes
+    }
+
+    /// The regular file `name` of `folder`, or nil when there is no such entry, read through
+    /// one descriptor: opened without following a link and without waiting (a FIFO opens at
+    /// once), checked with `fstat` before a byte is read, and read no further than `limit`.
+    private func readIfPresent(
+        _ name: String, in folder: SeedDirectory, shown: String, limit: Int
+    ) throws(SeedError) -> [UInt8]? {
+        let notRegular = SeedError("\(shown) is not a regular file (links are not followed)")
+        let file: SeedFile
+        do { file = try folder.openFile(name) } catch {
+            if error.kind == .notFound { return nil }
+            // ENXIO: a socket (or a device without a driver), which is no regular file either.
+            if error.kind == .symbolicLink || error.errno == ENXIO { throw notRegular }
+            throw SeedError("\(shown) cannot be read (\(error.kind))")
+        }
+        guard file.status.kind == .regular else { throw notRegular }
+        let size = file.status.size
+        guard size <= limit else { throw SeedError("\(shown) has \(size) bytes; the limit is \(limit)") }
+        do { return try file.read(limit: limit) } catch {
+            throw SeedError("\(shown) cannot be read (\(error.kind))")
+        }
     }
 }
 
