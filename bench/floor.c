@@ -48,6 +48,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, cons
 static void add_headers(struct MHD_Response *response, const char *generation) {
     MHD_add_response_header(response, MHD_HTTP_HEADER_ETAG, etag);
     MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(response, "X-Feed-Generation", generation);
 }
 

@@ -119,6 +119,8 @@ struct PreparedRoute: Sendable {
     private let segments: [(start: Int, count: Int)]
     /// The route's offer.
     let offer: PreparedOffer
+    /// The bytes every matching path starts with (`/feeds/`): most paths are refused by them.
+    private let prefix: [UInt8]
 
     init?(_ route: Route) {
         guard let offer = route.prepared else { return nil }
@@ -137,12 +139,20 @@ struct PreparedRoute: Sendable {
         }
         self.literals = literals
         self.segments = segments
+        var prefix = Array("/".utf8)
+        for segment in route.pattern {
+            guard case .literal(let text) = segment else { break }
+            prefix += Array(text.utf8) + [UInt8(ascii: "/")]
+        }
+        self.prefix = prefix
     }
 
     /// The parameter ranges when the path's bytes match the pattern as they are: no segment to
     /// decode, none empty, no trailing slash (those are routed as usual).
     func match(_ path: UnsafeBufferPointer<UInt8>) -> PathMatch? {
-        guard let base = path.baseAddress, path.count > 1, base[0] == UInt8(ascii: "/") else { return nil }
+        guard let base = path.baseAddress, path.count > prefix.count,
+            prefix.withUnsafeBufferPointer({ memcmp(base, $0.baseAddress!, $0.count) == 0 })
+        else { return nil }
         return literals.withUnsafeBufferPointer { literals in
             segments.withUnsafeBufferPointer { segments in
                 Self.match(base, count: path.count, literals: literals.baseAddress, segments: segments)
@@ -275,7 +285,7 @@ struct Router: Sendable {
     func preparedAnswer(_ head: RequestHead) -> (route: Int, method: String, answer: PreparedAnswer)? {
         guard !head.hasQuery else { return nil }
         let method: String
-        if head.methodIs("GET") { method = "GET" } else if head.methodIs("HEAD") { method = "HEAD" } else { return nil }
+        if head.isGET { method = "GET" } else if head.isHEAD { method = "HEAD" } else { return nil }
         let path = head.pathBytes
         // By position: iterating would copy each route (retaining its tables) just to look at it.
         for position in preparing.indices {

@@ -33,6 +33,14 @@ package struct RequestHead {
         UnsafeBufferPointer(start: UnsafeRawPointer(path).assumingMemoryBound(to: UInt8.self), count: strlen(path))
     }
 
+    /// Whether the method is `GET` (compared byte by byte: it runs on every cached read).
+    package var isGET: Bool { method[0] == 0x47 && method[1] == 0x45 && method[2] == 0x54 && method[3] == 0 }
+
+    /// Whether the method is `HEAD`.
+    package var isHEAD: Bool {
+        method[0] == 0x48 && method[1] == 0x45 && method[2] == 0x41 && method[3] == 0x44 && method[4] == 0
+    }
+
     /// Whether the method is exactly `name` (`strcmp` on the bytes as sent).
     package func methodIs(_ name: StaticString) -> Bool {
         name.withUTF8Buffer { wanted in
