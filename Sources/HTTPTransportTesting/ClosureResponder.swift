@@ -24,6 +24,8 @@ package struct ClosureResponder: HTTPResponder {
 
     package func respond(to request: HTTPRequest) -> HTTPResponse { handler(request) }
 
+    package func requestAbandoned(method: String) {}
+
     package func respond(to refusal: TransportRefusal, method: String) -> HTTPResponse {
         let status = Self.status(of: refusal)
         var headers = [("Content-Type", "application/problem+json")]

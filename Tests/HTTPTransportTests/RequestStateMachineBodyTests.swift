@@ -137,8 +137,8 @@ import Testing
         _ = draining.received(300, now: now, budget: budget)
         #expect(draining.received(300, now: now, budget: budget) == .closeSinkAndDrop)
         #expect(budget.inUse == 800)
-        #expect(MachineFixture.complete(&receiving, budget) == .init(releaseReserved: 500))
-        #expect(MachineFixture.complete(&draining, budget) == .init(releaseReserved: 300))
+        #expect(MachineFixture.complete(&receiving, budget) == .init(releaseReserved: 500, abandoned: true))
+        #expect(MachineFixture.complete(&draining, budget) == .init(releaseReserved: 300, abandoned: true))
         #expect(budget.inUse == 0)
     }
 

@@ -264,7 +264,8 @@ enum MachineFixture {
         _ = machine.received(300, now: now, budget: budget)
         _ = machine.endOfData()
         machine.answered(outcome)
-        #expect(MachineFixture.complete(&machine, budget) == .init(releaseReserved: 300, wasSuspended: true))
+        let ended = MachineFixture.complete(&machine, budget)
+        #expect(ended == .init(releaseReserved: 300, wasSuspended: true, abandoned: outcome == .parked))
         #expect(budget.inUse == 0)
     }
 
@@ -283,13 +284,13 @@ enum MachineFixture {
     @Test func aRequestEndedBeforeItsAnswerGivesBackOnlyItsReservation() {
         var head = TestMachine()
         _ = head.receivedHead(HeadFacts(), now: now)
-        #expect(MachineFixture.complete(&head, budget) == .init())
+        #expect(MachineFixture.complete(&head, budget) == .init(abandoned: true))
         var admitting = MachineFixture.admitting(100)
-        #expect(MachineFixture.complete(&admitting, budget) == .init())
+        #expect(MachineFixture.complete(&admitting, budget) == .init(abandoned: true))
         var handling = MachineFixture.receiving(100, budget: budget)
         _ = handling.received(100, now: now, budget: budget)
         _ = handling.endOfData()
-        #expect(MachineFixture.complete(&handling, budget) == .init(releaseReserved: 100))
+        #expect(MachineFixture.complete(&handling, budget) == .init(releaseReserved: 100, abandoned: true))
         var idle = TestMachine()
         #expect(MachineFixture.complete(&idle, budget) == .init())
         #expect(budget.inUse == 0)

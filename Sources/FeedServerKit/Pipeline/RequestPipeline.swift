@@ -93,6 +93,12 @@ final class RequestPipeline: HTTPResponder {
         finished(Problem(refusal).response, routeIndex: -1, method: method)
     }
 
+    /// Counted as `499` (nginx's "client closed request") under `route="unmatched"`: no answer
+    /// was sent, and which route would have answered is not kept for a request that went away.
+    func requestAbandoned(method: String) {
+        count(routeIndex: -1, method: method, status: 499, bytes: 0)
+    }
+
     private func preflight(_ route: Route) -> HTTPResponse {
         cors?.preflight(allowed: route.allowed)
             ?? HTTPResponse(status: 204, headers: [("Allow", (route.allowed + ["OPTIONS"]).joined(separator: ", "))])
@@ -138,6 +144,8 @@ final class RequestPipeline: HTTPResponder {
                 response = privateWhenRequired(try handler(detached), detached.request, route: route)
             } catch { response = error.response }
             metrics.workInProgress.subtract(1, ordering: .relaxed)
+            // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
+            if case .suspend = response.body { return deferred.complete(response) }
             deferred.complete(finished(response, routeIndex: routeIndex, method: detached.request.method))
         }
         guard accepted else {

@@ -35,6 +35,9 @@ final class ConnectionState: @unchecked Sendable {
         var deferred: DeferredResponse?
         var logStartNanos: Int64 = 0
         var clientID: String?? = nil
+        /// The request's method as libmicrohttpd holds it (valid until the completion callback
+        /// returns), named only if the request ends unanswered.
+        var method: UnsafePointer<CChar>?
     }
 
     /// The watchdog's entry for this connection (nil without deadlines).
@@ -88,6 +91,12 @@ final class ConnectionState: @unchecked Sendable {
         set { request.pointee.deferred = newValue }
     }
 
+    /// The request's method, in libmicrohttpd's memory (valid until its completion).
+    var method: UnsafePointer<CChar>? {
+        get { request.pointee.method }
+        set { request.pointee.method = newValue }
+    }
+
     /// When the request began, for the access log (0 when the log is off).
     var logStartNanos: Int64 {
         get { request.pointee.logStartNanos }
@@ -118,6 +127,7 @@ final class ConnectionState: @unchecked Sendable {
         if request.pointee.deferred != nil { request.pointee.deferred = nil }
         if request.pointee.clientID != nil { request.pointee.clientID = nil }
         request.pointee.logStartNanos = 0
+        request.pointee.method = nil
     }
 }
 

@@ -51,6 +51,9 @@ enum DaemonCallbacks {
             context.suspended.withLock { _ = $0.removeValue(forKey: key) }
             context.deferred.withLock { _ = $0.removeValue(forKey: key) }
         }
+        if completion.abandoned, let method = state.method {
+            context.responder.requestAbandoned(method: String(cString: method))
+        }
         state.reset()
         // A keep-alive connection now waits for its next request head (a deadline in seconds).
         if state.watch != nil { state.watch(.awaitingHead(sinceNanos: MonotonicClock.coarseNanos())) }

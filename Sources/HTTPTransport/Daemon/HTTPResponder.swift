@@ -15,6 +15,10 @@ package protocol HTTPResponder: Sendable {
 
     /// The answer for a request the transport refuses itself.
     func respond(to refusal: TransportRefusal, method: String) -> HTTPResponse
+
+    /// A request ended without an answer: its client went away (mid-body, or while it waited),
+    /// so every request is still counted once.
+    func requestAbandoned(method: String)
 }
 
 /// What the head of a request with a body decided.

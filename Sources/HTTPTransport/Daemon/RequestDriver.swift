@@ -24,6 +24,7 @@ struct RequestDriver {
     /// The head has arrived.
     func head(_ state: ConnectionState) -> MHD_Result {
         context.inFlight.add(1, ordering: .relaxed)
+        state.method = method
         var head = CMicroHTTPD_RequestHead()
         CMicroHTTPD_read_head(connection, &head)
         let facts = HeadFacts(head, shuttingDown: context.closing.load(ordering: .acquiring))

@@ -340,21 +340,34 @@ package struct RequestStateMachine<Answer> {
         package var releaseReserved = 0
         /// The request was suspended when it ended (its client went away): forget its suspension.
         package var wasSuspended = false
+        /// The request ended before any answer was decided for it: its client went away mid-body
+        /// or while parked. (A deferred request's answer is decided by the work pool, which the
+        /// responder counts there, delivered or not.)
+        package var abandoned = false
     }
 
     /// libmicrohttpd reports the request done (answered, or its connection closed): back to idle.
     package mutating func completed() -> Completion {
         var completion = Completion()
         switch state {
-        case .idle, .bodyless, .admitting:
+        case .idle:
             break
+        case .bodyless, .admitting:
+            completion.abandoned = true
         case .receiving(let body):
             completion.releaseReserved = body.reserved
+            completion.abandoned = true
         case .draining(let drain):
             completion.releaseReserved = drain.reserved
+            completion.abandoned = true
         case .handling(let reserved):
             completion.releaseReserved = reserved
-        case .parked(let reserved), .deferred(let reserved):
+            completion.abandoned = true
+        case .parked(let reserved):
+            completion.releaseReserved = reserved
+            completion.wasSuspended = true
+            completion.abandoned = true
+        case .deferred(let reserved):
             completion.releaseReserved = reserved
             completion.wasSuspended = true
         case .answered(let answered):
