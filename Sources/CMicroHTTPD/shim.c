@@ -136,7 +136,7 @@ static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char
     if (value != NULL && !follows_its_name(key, value)) scan->folded = 1;
     static const char length_name[] = "content-length", coding_name[] = "transfer-encoding";
     static const char match_name[] = "if-none-match", id_name[] = "x-request-id";
-    static const char type_name[] = "content-type", expect_name[] = "expect";
+    static const char type_name[] = "content-type", expect_name[] = "expect", origin_name[] = "origin";
     int longer = 0;
     // The first letter picks the one name a field can be, so most fields cost one comparison.
     switch (key[0] | 0x20) {
@@ -162,6 +162,9 @@ static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind, const char
         break;
     case 'i':
         if (head->if_none_match == NULL && strcasecmp(key, match_name) == 0) head->if_none_match = value ? value : "";
+        break;
+    case 'o':
+        if (head->origin == NULL && strcasecmp(key, origin_name) == 0) head->origin = value ? value : "";
         break;
     case 'x':
         if (head->request_id == NULL && strcasecmp(key, id_name) == 0) head->request_id = value ? value : "";

@@ -26,7 +26,7 @@ package struct ClosureResponder: HTTPResponder {
 
     package func requestAbandoned(method: String) {}
 
-    package func respond(to refusal: TransportRefusal, method: String) -> HTTPResponse {
+    package func respond(to refusal: TransportRefusal, method: String, origin: String?) -> HTTPResponse {
         let status = Self.status(of: refusal)
         var headers = [("Content-Type", "application/problem+json")]
         if refusal.closesConnection { headers.append(("Connection", "close")) }

@@ -149,10 +149,9 @@ struct HandTar {
         #expect(try uploadsEmptied(scratch.path))
     }
 
-    /// An archive's `304` states the length of the `200` it stands for, as a feed's does:
-    /// measured when no export came first, remembered from one after; with
-    /// `--not-modified-length zero`, 0. A name past ustar's 100 bytes gets a pax header, which the
-    /// measure must count too.
+    /// An archive's `304` states 0, as a feed's does; with `--not-modified-length representation`
+    /// the length of the `200` it stands for: measured when no export came first, remembered from
+    /// one after. A name past ustar's 100 bytes gets a pax header, which the measure must count too.
     @Test(arguments: [true, false])
     func anArchives304StatesTheLengthOfIts200(statesLength: Bool) throws {
         try withTestServer(configure: { $0.transport.notModifiedStatesLength = statesLength }) { _, client in

@@ -81,7 +81,7 @@ import Testing
                     #expect(served.header("X-Content-Type-Options") == "nosniff", "\(file)")
                     let tag = try #require(served.header("ETag"))
                     let unchanged = try client.get(file, headers: [("If-None-Match", tag)])
-                    #expect(unchanged.status == 304 && unchanged.header("Content-Length") == String(served.body.count))
+                    #expect(unchanged.status == 304 && unchanged.header("Content-Length") == "0")
                 }
             }
         }

@@ -85,10 +85,11 @@ typedef struct {
     const char *request_id;          ///< The first X-Request-Id (NULL: none).
     const char *content_type;        ///< The first Content-Type (NULL: none).
     const char *expect;              ///< The first Expect (NULL: none).
+    const char *origin;              ///< The first Origin (NULL: none).
     int has_query;                   ///< Non-zero when the URL has at least one query argument.
 } CMicroHTTPD_RequestHead;
 
-/// Reads a request head's framing, conditional, request-id, content-type and expect fields and
+/// Reads a request head's framing, conditional, request-id, content-type, expect and origin fields and
 /// whether it has a query, and looks at every Content-Length and Transfer-Encoding field for a
 /// conflict.
 ///

@@ -112,7 +112,9 @@ final class Server: Sendable {
         self.faultLab = faultLab
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
-        let archives = ArchiveRoutes(feeds: feeds, uploads: uploads, maxEntries: transport.maxParts)
+        let archives = ArchiveRoutes(
+            feeds: feeds, uploads: uploads, maxEntries: transport.maxParts,
+            notModifiedStatesLength: transport.notModifiedStatesLength)
         let assets = AssetRoutes(store: store, caching: caching)
         let router = Router(
             routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [assets.route]
@@ -121,9 +123,14 @@ final class Server: Sendable {
         let authorization = Authorization(
             writeToken: options.token, readToken: options.readToken,
             alsoOpen: options.faultLab ? [] : [FaultRoutes.template])
+        var cors: CORSPolicy?
+        if let origins = options.corsOrigin {
+            do { cors = try CORSPolicy(parsing: origins) } catch {
+                throw StartError(description: "--cors-origin: \(error)")
+            }
+        }
         let pipeline = RequestPipeline(
-            router: router, authorization: authorization, cors: options.corsOrigin.map(CORSPolicy.init(origin:)),
-            caching: caching, metrics: metrics, pool: pool)
+            router: router, authorization: authorization, cors: cors, caching: caching, metrics: metrics, pool: pool)
         do {
             daemon = try HTTPDaemon(settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline)
         } catch {

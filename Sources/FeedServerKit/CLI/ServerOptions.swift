@@ -150,8 +150,8 @@ struct ServerOptions: Sendable, Equatable {
             flag: "--not-modified-length", environment: "FEED_SERVER_NOT_MODIFIED_LENGTH",
             placeholder: "representation|zero",
             help:
-                "Content-Length of a 304: the length of the 200 it stands for (RFC 9110, default), or 0 for clients "
-                + "that wait for that many body bytes (OkHttp, HttpURLConnection on Android, wrk)"
+                "Content-Length of a 304: 0 (default: OkHttp, HttpURLConnection on Android and wrk wait for that "
+                + "many body bytes after a 304), or representation, the length of the 200 it stands for (RFC 9110)"
         ) {
             switch $1.lowercased() {
             case "representation": $0.transport.notModifiedStatesLength = true
@@ -170,9 +170,15 @@ struct ServerOptions: Sendable, Equatable {
                 + "the preview pages stay open; the event stream and long-poll also take ?access_token=SECRET"
         ) { $0.readToken = try secret($1, "--read-token") },
         Option(
-            flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGIN",
-            help: "allow a page from ORIGIN (or *) to call the API (default: off)"
-        ) { $0.corsOrigin = try nonEmpty($1, "--cors-origin") },
+            flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGINS",
+            help:
+                "allow pages from these origins to call the API: scheme://host[:port] (http or https), several "
+                + "separated by commas (each answer then names the request's own, with Vary: Origin), or * for any "
+                + "(default: off)"
+        ) {
+            do { _ = try CORSPolicy(parsing: $1) } catch { throw UsageError(description: "--cors-origin: \(error)") }
+            $0.corsOrigin = $1
+        },
         Option(
             flag: "--on-publish", environment: "FEED_SERVER_ON_PUBLISH", placeholder: "COMMAND",
             help:

@@ -71,32 +71,3 @@ struct Authorization: Sendable {
         return difference == 0
     }
 }
-
-/// `--cors-origin`: lets a page served from another origin call the API (off by default).
-struct CORSPolicy: Sendable {
-    let origin: String
-
-    /// Adds the CORS response headers.
-    func decorate(_ response: inout HTTPResponse) {
-        response.headers.append(("Access-Control-Allow-Origin", origin))
-        if origin != "*" { response.headers.append(("Vary", "Origin")) }
-        response.headers.append(
-            ("Access-Control-Expose-Headers", "ETag, Location, X-Feed-Generation, X-Feed-Fallback, X-Request-Id"))
-    }
-
-    /// The preflight answer for a route.
-    func preflight(allowed: [String]) -> HTTPResponse {
-        HTTPResponse(
-            status: 204,
-            headers: [
-                ("Access-Control-Allow-Methods", allowed.joined(separator: ", ")),
-                (
-                    "Access-Control-Allow-Headers",
-                    "Authorization, Content-Type, If-Match, If-None-Match, X-Schema-Version, X-Request-Id, "
-                        + "Last-Event-ID"
-                ),
-                ("Access-Control-Max-Age", "600"),
-                ("Allow", (allowed + ["OPTIONS"]).joined(separator: ", ")),
-            ])
-    }
-}

@@ -50,14 +50,18 @@ final class RequestPipeline: HTTPResponder {
                 return .accept(limit: try policy.judge(mediaType: head.mediaType, bytes: declaredLength))
             }
         } catch {
-            return .refuse(finished(error.response, routeIndex: routeIndex, method: head.method))
+            return .refuse(finished(error.response, routeIndex: routeIndex, request: head))
         }
     }
 
     /// A cached read answered from the route's prepared answer, counted like any other. Reads
-    /// that need a token are always routed: the token is checked in one place.
+    /// that need a token are always routed: the token is checked in one place. So is a request
+    /// whose answer names its `Origin` (several `--cors-origin`s): the prepared answer is one for
+    /// all, and names none.
     func preparedAnswer(_ head: RequestHead) -> PreparedAnswer? {
-        guard authorization.readsAreOpen, let (route, method, answer) = router.preparedAnswer(head) else { return nil }
+        guard authorization.readsAreOpen else { return nil }
+        if let origin = head.origin, let cors, cors.namesOrigin(origin) { return nil }
+        guard let (route, method, answer) = router.preparedAnswer(head) else { return nil }
         count(routeIndex: route, method: method, status: answer.status, bytes: answer.bodyBytes)
         metrics.recordPreparedAnswer()
         return answer
@@ -81,16 +85,19 @@ final class RequestPipeline: HTTPResponder {
                 response = privateWhenRequired(try handler(routed), request, route: route.name)
             }
         } catch {
-            return finished(error.response, routeIndex: routeIndex, method: request.method)
+            return finished(error.response, routeIndex: routeIndex, request: request)
         }
         if case .suspend = response.body { return response }  // counted when it is answered
-        return finished(response, routeIndex: routeIndex, method: request.method)
+        return finished(response, routeIndex: routeIndex, request: request)
     }
 
     /// The transport's own refusals (framing, limits, shutdown, failed uploads): no route
     /// decided them.
-    func respond(to refusal: TransportRefusal, method: String) -> HTTPResponse {
-        finished(Problem(refusal).response, routeIndex: -1, method: method)
+    func respond(to refusal: TransportRefusal, method: String, origin: String?) -> HTTPResponse {
+        var response = Problem(refusal).response
+        cors?.decorate(&response, origin: origin)
+        count(routeIndex: -1, method: method, status: response.status, bytes: response.bodyByteCount)
+        return response
     }
 
     /// Counted as `499` (nginx's "client closed request") under `route="unmatched"`: no answer
@@ -100,8 +107,7 @@ final class RequestPipeline: HTTPResponder {
     }
 
     private func preflight(_ route: Route) -> HTTPResponse {
-        cors?.preflight(allowed: route.allowed)
-            ?? HTTPResponse(status: 204, headers: [("Allow", (route.allowed + ["OPTIONS"]).joined(separator: ", "))])
+        cors?.preflight(route) ?? HTTPResponse(status: 204, headers: [("Allow", route.allowHeader)])
     }
 
     /// The answer, `private` when the request needs or carries a token; the caches' answers are
@@ -114,11 +120,11 @@ final class RequestPipeline: HTTPResponder {
         return response
     }
 
-    /// CORS headers and metrics, once the answer is known.
-    private func finished(_ response: HTTPResponse, routeIndex: Int, method: String) -> HTTPResponse {
+    /// CORS headers and metrics, once the answer to `request` is known.
+    private func finished(_ response: HTTPResponse, routeIndex: Int, request: HTTPRequest) -> HTTPResponse {
         var response = response
-        cors?.decorate(&response)
-        count(routeIndex: routeIndex, method: method, status: response.status, bytes: response.bodyByteCount)
+        cors?.decorate(&response, request: request)
+        count(routeIndex: routeIndex, method: request.method, status: response.status, bytes: response.bodyByteCount)
         return response
     }
 
@@ -146,10 +152,10 @@ final class RequestPipeline: HTTPResponder {
             metrics.workInProgress.subtract(1, ordering: .relaxed)
             // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
             if case .suspend = response.body { return deferred.complete(response) }
-            deferred.complete(finished(response, routeIndex: routeIndex, method: detached.request.method))
+            deferred.complete(finished(response, routeIndex: routeIndex, request: detached.request))
         }
         guard accepted else {
-            return finished(Problem.workQueueFull.response, routeIndex: routeIndex, method: routed.request.method)
+            return finished(Problem.workQueueFull.response, routeIndex: routeIndex, request: routed.request)
         }
         return .deferred(deferred)
     }

@@ -107,6 +107,9 @@ struct Route: Sendable {
         if names.contains("GET") { names.insert("HEAD") }
         return names.sorted()
     }
+
+    /// Its `Allow` header: those methods and `OPTIONS`, which the pipeline answers on every route.
+    var allowHeader: String { (allowed + ["OPTIONS"]).joined(separator: ", ") }
 }
 
 /// A route that offers prepared answers, with its pattern as bytes for matching a path in place.
@@ -274,7 +277,7 @@ struct Router: Sendable {
             if let handler = route.methods.first(where: { $0.key == wanted })?.value {
                 return .handler(route, routed, handler)
             }
-            return .problem(route, .methodNotAllowed(request.method, allowed: route.allowed))
+            return .problem(route, .methodNotAllowed(request.method, route: route))
         }
         return .problem(nil, .notFound("No resource at \(request.rawPath)."))
     }

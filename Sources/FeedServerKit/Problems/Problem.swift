@@ -42,12 +42,12 @@ struct Problem: Error, Sendable {
         Problem(status: 404, type: "not-found", title: "Not found", detail: detail)
     }
 
-    /// 405 with the `Allow` header listing what the resource supports.
-    static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
+    /// 405 with the `Allow` header listing what the resource supports, `OPTIONS` included.
+    static func methodNotAllowed(_ method: String, route: Route) -> Problem {
         Problem(
             status: 405, type: "method-not-allowed", title: "Method not allowed",
-            detail: "\(method) is not supported here; use \(allowed.joined(separator: ", ")).",
-            headers: [("Allow", allowed.joined(separator: ", "))])
+            detail: "\(method) is not supported here; use \(route.allowed.joined(separator: ", ")).",
+            headers: [("Allow", route.allowHeader)])
     }
 
     /// 413 for a payload (or the feed.json made from it) beyond `--max-payload-bytes`.

@@ -15,6 +15,9 @@ struct ArchiveRoutes: Sendable {
     let uploads: UploadArea
     /// `--max-parts`: most entries in an archive.
     let maxEntries: Int
+    /// `--not-modified-length representation`: a `304` states the tar's length, which may take
+    /// measuring it; otherwise it states 0 and nothing is measured.
+    var notModifiedStatesLength = false
     /// The archive lengths of generations exported or measured, for their `304`s.
     let sizes = ExportSizes()
 
@@ -45,10 +48,11 @@ struct ArchiveRoutes: Sendable {
         var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
         let key = ExportSizes.Key(group: group, generationId: generation.id, fingerprint: generation.fingerprint)
         if Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: tag) {
-            // The length of the `200` it stands for, as the feed's `304` states (RFC 9110 §8.6;
-            // the transport sends 0 instead under `--not-modified-length zero`).
+            // Under `--not-modified-length representation`, the length of the `200` it stands for,
+            // as the feed's `304` states it (RFC 9110 §8.6); the transport sends 0 otherwise.
             var notModified = HTTPResponse(status: 304, headers: headers)
-            notModified.body = .lengthOnly(try exportSize(generation, group: group, key: key))
+            notModified.body = .lengthOnly(
+                notModifiedStatesLength ? try exportSize(generation, group: group, key: key) : 0)
             return notModified
         }
         let archive: OpenedFile

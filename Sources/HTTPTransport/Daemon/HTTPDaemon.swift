@@ -101,7 +101,9 @@ package final class HTTPDaemon: Sendable {
     /// `MHD_stop_daemon` must not find a suspended connection). Their jobs' answers are dropped.
     package func abandonDeferred() {
         for waiting in context.deferred.withLock({ Array($0.values) }) {
-            waiting.answer.complete(context.responder.respond(to: .shuttingDown(started: true), method: waiting.method))
+            let refusal = context.responder.respond(
+                to: .shuttingDown(started: true), method: waiting.method, origin: nil)
+            waiting.answer.complete(refusal)
         }
     }
 

@@ -13,8 +13,9 @@ package protocol HTTPResponder: Sendable {
     /// The answer to a whole request (or `.suspend` / `.deferred` to answer later).
     func respond(to request: HTTPRequest) -> HTTPResponse
 
-    /// The answer for a request the transport refuses itself.
-    func respond(to refusal: TransportRefusal, method: String) -> HTTPResponse
+    /// The answer for a request the transport refuses itself; `origin` is its `Origin` field when
+    /// its head is still at hand (an answer to a page's request may have to name it).
+    func respond(to refusal: TransportRefusal, method: String, origin: String?) -> HTTPResponse
 
     /// A request ended without an answer: its client went away (mid-body, or while it waited),
     /// so every request is still counted once.

@@ -97,7 +97,7 @@ struct RequestDriver {
             let answer = state.deferred?.response
             state.deferred = nil
             guard let answer else {
-                return queue(context.responder.respond(to: .shuttingDown(started: true), method: methodName), state)
+                return queue(refusal(.shuttingDown(started: true)), state)
             }
             // The pool's answer may itself be to wait (a long-poll read off the disk).
             return dispatch(answer, for: request(), state)
@@ -218,7 +218,8 @@ struct RequestDriver {
         CMicroHTTPD_read_head(connection, &fields)
         guard RequestID.sane(fields.request_id) == nil else { return nil }
         let head = RequestHead(
-            method: method, path: url, ifNoneMatch: fields.if_none_match, hasQuery: fields.has_query != 0)
+            method: method, path: url, ifNoneMatch: fields.if_none_match, hasQuery: fields.has_query != 0,
+            origin: fields.origin)
         guard let answer = context.responder.preparedAnswer(head) else { return nil }
         let corked = corkForFile(answer.sendsFile)
         // libmicrohttpd takes its own reference while queueing; until then the owner keeps it alive.
@@ -232,7 +233,7 @@ struct RequestDriver {
 
     private func queue(_ early: Machine.Early, _ state: ConnectionState) -> MHD_Result {
         switch early {
-        case .refusal(let refusal): return queue(context.responder.respond(to: refusal, method: methodName), state)
+        case .refusal(let refusal): return queue(self.refusal(refusal), state)
         case .answer(let answer): return queue(answer.response, state)
         }
     }
@@ -280,6 +281,12 @@ struct RequestDriver {
     // MARK: The request model
 
     private var methodName: String { String(cString: method) }
+
+    /// The responder's answer to a refusal of ours, told the request's `Origin` while its head is here.
+    private func refusal(_ refusal: TransportRefusal) -> HTTPResponse {
+        let origin = MHD_lookup_connection_value(connection, .HEADER_KIND, "Origin").map { String(cString: $0) }
+        return context.responder.respond(to: refusal, method: methodName, origin: origin)
+    }
 
     /// The request as the responder sees it; its fields are read in place, valid during this call.
     private func request(

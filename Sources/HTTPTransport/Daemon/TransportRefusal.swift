@@ -1,5 +1,5 @@
 /// An answer the transport decides itself, before or instead of the responder: the responder
-/// renders it (`HTTPResponder.respond(to:method:)`), so every answer's text lives in one place.
+/// renders it (`HTTPResponder.respond(to:method:origin:)`), so every answer's text lives in one place.
 package enum TransportRefusal: Error, Equatable, Sendable {
     /// The head's framing fields could be read differently by a proxy (RFC 9112 §6.3): 400, closes.
     case ambiguousFraming(FramingConflict)

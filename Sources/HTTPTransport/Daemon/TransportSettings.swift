@@ -29,7 +29,10 @@ package struct TransportSettings: Sendable, Equatable {
     /// Most body bytes (declared or received) of all requests in progress together; beyond, 503.
     package var maxInflightBytes = 1 << 30
     /// Whether a `304` states the representation's length (RFC 9110 §8.6) or `Content-Length: 0`.
-    package var notModifiedStatesLength = true
+    /// 0: OkHttp, Android's `HttpURLConnection` and wrk read a `304`'s length as body bytes to wait
+    /// for, caches ignore it (RFC 9111 §3.2), and libmicrohttpd 0.9.75 always sends one (no flag of
+    /// it leaves the header out while keeping the connection alive).
+    package var notModifiedStatesLength = false
     /// Whether every request is logged to stderr.
     package var accessLog = true
 

@@ -86,9 +86,10 @@ final class MHDResponse {
 /// times, from any thread): a cached read allocates nothing for its answer.
 ///
 /// Whoever holds it promises that every `HTTPResponse` carrying it has the same status, body and
-/// headers once the pipeline has decorated it (CORS headers are the same for every response of a
-/// server). As a guard, a response whose header count differs from the one it was built with is
-/// built per request instead.
+/// headers once the pipeline has decorated it (the pipeline drops it from an answer that gets a
+/// header of its request's own, such as an `Access-Control-Allow-Origin` naming its origin). As a
+/// guard, a response whose header count differs from the one it was built with is built per
+/// request instead.
 package final class PreparedResponse: Sendable {
     private let built = Atomic<UInt>(0)
     private let headerCount = Atomic<Int>(-1)

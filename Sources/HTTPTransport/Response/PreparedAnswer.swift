@@ -17,15 +17,19 @@ package struct RequestHead {
     package let ifNoneMatch: UnsafePointer<CChar>?
     /// Whether the request has a query string with at least one parameter.
     package let hasQuery: Bool
+    /// The first `Origin` as sent (nil: none), in place: an answer may have to name it (CORS).
+    package let origin: UnsafePointer<CChar>?
 
     /// A head read in place (the daemon's), or given (tests).
     package init(
-        method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, ifNoneMatch: UnsafePointer<CChar>?, hasQuery: Bool
+        method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, ifNoneMatch: UnsafePointer<CChar>?, hasQuery: Bool,
+        origin: UnsafePointer<CChar>? = nil
     ) {
         self.method = method
         self.path = path
         self.ifNoneMatch = ifNoneMatch
         self.hasQuery = hasQuery
+        self.origin = origin
     }
 
     /// The path's bytes, in place.

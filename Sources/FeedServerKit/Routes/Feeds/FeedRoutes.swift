@@ -51,8 +51,7 @@ struct FeedRoutes: Sendable {
         let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
         switch cache.lookup(key) {
         case .feed(let entry):
-            let notModified = answered(
-                entry, ifNoneMatch: Conditional.ifNoneMatch(in: routed.request.headers, matches: entry.entityTag))
+            let notModified = answered(entry, ifNoneMatch: known(routed.request, waits: wait != nil, entry))
             // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
             // feed changes or the wait ends; then answer as usual (200 or 304).
             if notModified, let wait, !routed.request.resumed {
@@ -61,10 +60,33 @@ struct FeedRoutes: Sendable {
                 }
                 return .suspend(suspension)
             }
-            return notModified ? entry.notModified : entry.ok
+            let answer = notModified ? entry.notModified : entry.ok
+            return wait == nil ? answer : Self.unstored(answer)
         case .noFeed(let read):
             throw Problem.noFeed(group: group, schemaVersion: schemaVersion, read: read)
         }
+    }
+
+    /// Whether the client holds the served generation: its `If-None-Match` says so, or, on a
+    /// long-poll without one, `?etag=`. A cache in front forwards the query but not always the
+    /// header: Varnish drops `If-None-Match` from the fetch it makes on a miss, and a wait that
+    /// lost it would be answered at once, over and over.
+    private func known(_ request: HTTPRequest, waits: Bool, _ entry: FeedResponseCache.Entry) -> Bool {
+        guard waits, let known = request.query["etag"], request.headers["If-None-Match"] == nil else {
+            return Conditional.ifNoneMatch(in: request.headers, matches: entry.entityTag)
+        }
+        return Conditional.ifNoneMatch(ReadParameters.entityTag(known), matches: entry.entityTag)
+    }
+
+    /// A long-poll's answer, `no-store`: it tells one client how its wait ended, and a cache that
+    /// kept it would give the next client that outcome instead of a wait (an instant answer it
+    /// would poll again at once). Built per request, so the shared prepared answer stays as it is.
+    private static func unstored(_ answer: HTTPResponse) -> HTTPResponse {
+        var answer = answer
+        answer.prepared = nil
+        answer.headers.removeAll { $0.0 == "Cache-Control" }
+        answer.headers.append(("Cache-Control", "no-store"))
+        return answer
     }
 
     /// Whether a read is answered without the disk: its entry (or its remembered absence) is
@@ -123,9 +145,11 @@ struct FeedRoutes: Sendable {
     /// current one at once unless `Last-Event-ID` names it, a comment heartbeat every 15 s.
     func events(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let (group, schemaVersion) = try readTarget(routed)
+        // `no-store`: a stream is one client's, and a cache that buffered it to store it would hold
+        // its events back.
         if routed.request.method == "HEAD" {
             return HTTPResponse(
-                status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+                status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")])
         }
         let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
         guard let stream = waiters.subscribe(key: key, lastEventID: routed.request.headers["Last-Event-ID"]) else {
@@ -134,7 +158,7 @@ struct FeedRoutes: Sendable {
         var response = HTTPResponse(
             status: 200,
             headers: [
-                ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache"),
+                ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
                 ("X-Accel-Buffering", "no"),
             ])
         response.body = .stream(stream)
