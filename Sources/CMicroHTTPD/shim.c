@@ -1,6 +1,8 @@
 #include "CMicroHTTPD.h"
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -10,6 +12,43 @@ static size_t keep_url_encoded(void *cls, struct MHD_Connection *connection, cha
     (void)cls;
     (void)connection;
     return strlen(url);
+}
+
+size_t CMicroHTTPD_log_line(const char *message, char *line, size_t capacity) {
+    static const char prefix[] = "feed-server: libmicrohttpd: ";
+    static const char hex[] = "0123456789ABCDEF";
+    size_t length = strlen(message);
+    // libmicrohttpd ends its messages with a newline of its own; the line gets exactly one.
+    while (length > 0 && (message[length - 1] == '\n' || message[length - 1] == '\r')) length--;
+    if (capacity < sizeof prefix + 1) return 0;
+    size_t used = sizeof prefix - 1;
+    memcpy(line, prefix, used);
+    for (size_t i = 0; i < length && used + 4 < capacity; i++) {
+        unsigned char byte = (unsigned char)message[i];
+        if (byte < 0x20 || byte >= 0x7F) {
+            line[used++] = '%';
+            line[used++] = hex[byte >> 4];
+            line[used++] = hex[byte & 0x0F];
+        } else {
+            line[used++] = (char)byte;
+        }
+    }
+    line[used++] = '\n';
+    return used;
+}
+
+// libmicrohttpd's messages (MHD_USE_ERROR_LOG) as one escaped line each on stderr, written
+// with one write(2) so they never interleave with the server's own lines. A bind failure is
+// dropped: the server says itself, with the address, why it cannot listen.
+static void log_message(void *cls, const char *format, va_list arguments) {
+    (void)cls;
+    static const char bind_failure[] = "Failed to bind to port";
+    if (strncmp(format, bind_failure, sizeof bind_failure - 1) == 0) return;
+    char message[1024];
+    vsnprintf(message, sizeof message, format, arguments);
+    char line[sizeof message * 3 + 64];
+    size_t length = CMicroHTTPD_log_line(message, line, sizeof line);
+    if (length > 0) (void)!write(STDERR_FILENO, line, length);
 }
 
 struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *s,
@@ -43,7 +82,10 @@ struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *s,
     }
     unsigned int flags = s->flags;
     if (s->address->sa_family == AF_INET6) flags |= MHD_USE_IPv6;
+    // The logger must be the very first option (an option array counts as one before its
+    // items), or libmicrohttpd says so through its default logger.
     return MHD_start_daemon(flags, port, NULL, NULL, handler, context,
+                            MHD_OPTION_EXTERNAL_LOGGER, log_message, NULL,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 

@@ -68,7 +68,10 @@ import Testing
         let port = try first.waitForPort()
         let second = try ChildServer(arguments: ["--port", String(port), "--root", scratch.path])
         #expect(second.waitForExit() == 2)
-        #expect(second.output.contains("already in use"))
+        #expect(second.output.contains("cannot listen on 127.0.0.1:\(port): the port is already in use"))
+        // One line says it: libmicrohttpd's own bind message is left out.
+        #expect(!second.output.contains("Failed to bind"), "\(second.output)")
+        #expect(!second.output.contains("libmicrohttpd"), "\(second.output)")
         first.signal(SIGINT)
         #expect(first.waitForExit() == 0)
     }
@@ -79,7 +82,51 @@ import Testing
         try Data("x".utf8).write(to: URL(fileURLWithPath: file))
         let child = try ChildServer(arguments: ["--port", "0", "--root", file + "/data"])
         #expect(child.waitForExit() == 2)
-        #expect(child.output.contains("cannot be created or written"))
+        #expect(child.output.contains("cannot be created or written: '\(file)' is a file, not a folder"))
+        let itself = try ChildServer(arguments: ["--port", "0", "--root", file])
+        #expect(itself.waitForExit() == 2)
+        #expect(
+            itself.output.contains("root folder '\(file)' cannot be created or written: it is a file, not a folder"))
+        #expect(!itself.output.contains("notADirectory"), "\(itself.output)")
+    }
+
+    /// A message names what the user wrote: the variable, not the flag it stands for; a flag
+    /// left without its value, not the next flag taken for it.
+    @Test func messagesNameWhatWasWritten() throws {
+        let scratch = ScratchDirectory()
+        let fromEnvironment = try ChildServer(arguments: [], environment: ["FEED_SERVER_PORT": "http"])
+        #expect(fromEnvironment.waitForExit() == 2)
+        #expect(fromEnvironment.output.contains("FEED_SERVER_PORT must be an integer from 0 to 65535 (got 'http')"))
+        #expect(!fromEnvironment.output.contains("--port"), "\(fromEnvironment.output)")
+        for arguments in [["--port", "--root", scratch.path], ["--root", scratch.path, "--port"]] {
+            let child = try ChildServer(arguments: arguments)
+            #expect(child.waitForExit() == 2, "\(arguments)")
+            #expect(child.output.contains("--port needs a value"), "\(arguments): \(child.output)")
+            #expect(!child.output.contains("(got '--root')"), "\(arguments): \(child.output)")
+        }
+        // A secret's text is free, and `--flag=text` always takes the text as it is.
+        let child = try ChildServer(arguments: ["--port=0", "--root", scratch.path, "--token", "--secret--"])
+        let client = HTTPTestClient(port: try child.waitForPort())
+        #expect(try client.put("/feeds/g", json: "[1]").status == 401)
+        #expect(
+            try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer --secret--")]).status == 201)
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+    }
+
+    /// libmicrohttpd's own messages other than the bind failure stay on stderr, each one line
+    /// that starts like every other line of the log.
+    @Test func libmicrohttpdMessagesStayOnStderrAsOwnLines() throws {
+        let scratch = ScratchDirectory()
+        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path, "--access-log", "off"])
+        let port = try child.waitForPort()
+        let big = try HTTPTestClient(port: port).get(
+            "/healthz", headers: [("X-Big", String(repeating: "a", count: 20_000))])
+        #expect(big.status == 431)
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+        #expect(child.output.contains("feed-server: libmicrohttpd: Error processing request"), "\(child.output)")
+        for line in child.output.split(separator: "\n") { #expect(line.hasPrefix("feed-server"), "\(line)") }
     }
 
     @Test func sigtermFinishesAndExitsZero() throws {

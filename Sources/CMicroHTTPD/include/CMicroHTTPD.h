@@ -25,11 +25,18 @@ typedef struct {
 /// Exists because MHD_start_daemon is variadic, which Swift cannot call: this wrapper
 /// passes every option through MHD_OPTION_ARRAY, and installs an unescape callback that
 /// leaves the URL untouched so that the router percent-decodes each path segment exactly
-/// once (MHD's default decodes `%2F` into `/` before we can see it).
+/// once (MHD's default decodes `%2F` into `/` before we can see it), and a logger that writes
+/// libmicrohttpd's messages as `CMicroHTTPD_log_line` makes them, a bind failure left out.
 struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *settings,
                                             MHD_AccessHandlerCallback handler,
                                             MHD_RequestCompletedCallback completed,
                                             void *context);
+
+/// libmicrohttpd's message as the line the daemon's logger writes: `feed-server: libmicrohttpd: `,
+/// the message without its trailing newline, every control byte, DEL and byte from 0x80 up as
+/// `%XX` (a message may quote what a client sent), cut to fit, then one newline. Returns the
+/// line's length (no NUL is written), 0 when `capacity` cannot hold the prefix.
+size_t CMicroHTTPD_log_line(const char *message, char *line, size_t capacity);
 
 /// The port the daemon listens on (useful after binding port 0).
 ///

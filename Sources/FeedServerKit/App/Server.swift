@@ -33,17 +33,9 @@ final class Server: Sendable {
     /// Prepares the root, builds the routes and starts listening.
     init(options: ServerOptions) throws {
         self.options = options
-        // One limit for writing and reading a feed.json (payload plus envelope).
-        let configuration = FeedStoreConfiguration(
-            keepPrevious: options.keepPrevious, gracePeriodMs: Int64(options.graceSeconds) * 1000,
-            maxFeedBytes: options.maxPayloadBytes)
         let broadcaster = PublishBroadcaster()
-        let store = FeedStore(root: options.root, configuration: configuration, notifier: broadcaster)
-        do {
-            try store.prepareRoot()
-        } catch {
-            throw StartError(description: "root folder '\(options.root)' cannot be created or written: \(error)")
-        }
+        let store = FeedStore(root: options.root, configuration: options.storeConfiguration, notifier: broadcaster)
+        try Self.prepareRoot(of: store)
         store.sweepLeftovers()
         // Asset parts of multipart publishes are streamed here, not held in memory.
         let uploads = UploadArea(root: options.root)
@@ -87,24 +79,28 @@ final class Server: Sendable {
             let hook = PublishHook(command: command)
             broadcaster.add { hook.run(for: $0) }
         }
+        let lint = FeedLint(androidScreen: options.androidScreen)
         let feeds = FeedRoutes(
             store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
-            maxBodyBytes: transport.maxBodyBytes, lint: FeedLint(androidScreen: options.androidScreen))
+            maxBodyBytes: transport.maxBodyBytes, lint: lint)
         // --seed: every group published before the first request; --watch follows edits.
         var watcher: SeedWatcher?
         if let seed = options.seed {
             let seeds = SeedPublisher(
                 folder: SeedFolder(path: seed), store: store, encoder: encoder, threads: threads,
-                maxAssets: transport.maxParts, maxAssetBytes: transport.maxBodyBytes)
+                maxAssets: transport.maxParts, maxAssetBytes: transport.maxBodyBytes, lint: lint,
+                strict: options.seedStrict)
             if options.watch { watcher = try SeedWatcher(publisher: seeds) }
             // On a lowered thread: the libvips workers it starts stay for later publishes.
             let seeded = try Self.starting("seeding") { () throws(ThreadStartError) in
-                try ThreadPriority.runLowered { () -> Result<Void, SeedError> in
+                try ThreadPriority.runLowered { () -> Result<[String: SeedPublisher.Outcome], SeedError> in
                     Result { () throws(SeedError) in try seeds.publishAll() }
                 }
             }
-            if case .failure(let error) = seeded {
-                throw StartError(description: "--seed '\(seed)': \(error.description)")
+            switch seeded {
+            case .failure(let error): throw StartError(description: "--seed '\(seed)': \(error.description)")
+            case .success(let outcomes) where options.seedStrict: try Self.requireEveryGroup(outcomes, seed: seed)
+            case .success: break
             }
         }
         self.watcher = watcher
@@ -142,6 +138,47 @@ final class Server: Sendable {
             daemon.stop()
             throw StartError(description: "cannot start the --watch thread: \(error)")
         }
+    }
+
+    /// Creates the root (and missing parents) and proves it writable; a failure is said for the
+    /// operator, a file in a folder's place above all (`mkdir` says only "not a directory").
+    static func prepareRoot(of store: FeedStore) throws(StartError) {
+        do {
+            try store.prepareRoot()
+        } catch {
+            var reason = "\(error)"
+            if error.kind == .notADirectory {
+                // `prepareRoot` walks a relative root from `./`, so both are compared without it.
+                func plain(_ path: String) -> String {
+                    var path = Substring(path)
+                    while path.hasPrefix("./") { path = path.dropFirst(2) }
+                    while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+                    return String(path)
+                }
+                let place = plain(error.path)
+                reason =
+                    place == plain(store.root) ? "it is a file, not a folder" : "'\(place)' is a file, not a folder"
+            }
+            throw StartError(description: "root folder '\(store.root)' cannot be created or written: \(reason)")
+        }
+    }
+
+    /// `--seed-strict` at start: every group published (or unchanged), or the start stops
+    /// naming those that were not; each was logged with its warnings or its reason already.
+    private static func requireEveryGroup(_ outcomes: [String: SeedPublisher.Outcome], seed: String) throws(StartError)
+    {
+        let missing = outcomes.sorted { $0.key < $1.key }.compactMap { group, outcome -> String? in
+            switch outcome {
+            case .published, .unchanged: return nil
+            case .refused(let warnings): return "'\(LogSafe.name(group))' (\(warnings) platform-limit warning(s))"
+            case .failed: return "'\(LogSafe.name(group))' (skipped, see above)"
+            }
+        }
+        guard !missing.isEmpty else { return }
+        throw StartError(
+            description:
+                "--seed-strict: \(missing.count) group(s) of '\(LogSafe.name(seed))' not published: "
+                + missing.joined(separator: ", "))
     }
 
     /// Runs a start-up step that starts a thread; a thread that cannot start stops the start.

@@ -10,6 +10,9 @@ import Darwin
 public enum ServerCommand {
     /// Runs the command and returns the process exit status.
     public static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        // `feed-server publish …` and the other store commands; the server takes no operands,
+        // so a first argument naming a command is never one of its own.
+        if let status = StoreCommand.run(arguments: arguments, environment: environment) { return status }
         let command: ServerOptions.Command
         do {
             command = try ServerOptions.parse(arguments, environment: environment)

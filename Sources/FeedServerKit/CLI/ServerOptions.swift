@@ -23,6 +23,9 @@ struct ServerOptions: Sendable, Equatable {
     var seed: String?
     /// `--watch`: republish seed groups when their files change.
     var watch = false
+    /// `--seed-strict`: seed groups with platform-limit warnings are refused; at start, any group
+    /// not published stops the start.
+    var seedStrict = false
 
     /// `--max-payload-bytes`: the largest feed.json (payload and envelope) written or read, which
     /// is also the most the transport keeps in memory of a multipart body (the payload part).
@@ -32,6 +35,13 @@ struct ServerOptions: Sendable, Equatable {
     }
 
     static let version = "0.1.0"
+
+    /// The store's retention and limits; one limit for writing and reading a feed.json (payload
+    /// plus envelope). The server and the store commands configure their stores alike.
+    var storeConfiguration: FeedStoreConfiguration {
+        FeedStoreConfiguration(
+            keepPrevious: keepPrevious, gracePeriodMs: Int64(graceSeconds) * 1000, maxFeedBytes: maxPayloadBytes)
+    }
 
     /// What the command line asks for.
     enum Command: Equatable {
@@ -53,7 +63,16 @@ struct ServerOptions: Sendable, Equatable {
         let help: String
         /// A switch (`--fault-lab`) means "on" without a value; `--fault-lab=off` still works.
         var isSwitch = false
+        /// Whether a separate value may start with `--`: only a secret's text is that free.
+        var takesDashedValue = false
         let apply: @Sendable (inout ServerOptions, String) throws -> Void
+
+        /// Applies `value`; every entry throws only usage errors, though its closure is untyped.
+        func apply(_ value: String, to options: inout ServerOptions) throws(UsageError) {
+            do { try apply(&options, value) } catch {
+                throw error as? UsageError ?? UsageError(description: "\(flag): \(error)")
+            }
+        }
     }
 
     /// The transport's defaults, named in the help text.
@@ -161,13 +180,14 @@ struct ServerOptions: Sendable, Equatable {
         },
         Option(
             flag: "--token", environment: "FEED_SERVER_TOKEN", placeholder: "SECRET",
-            help: "PUT and DELETE need Authorization: Bearer SECRET (401 otherwise)"
+            help: "PUT and DELETE need Authorization: Bearer SECRET (401 otherwise)", takesDashedValue: true
         ) { $0.token = try secret($1, "--token") },
         Option(
             flag: "--read-token", environment: "FEED_SERVER_READ_TOKEN", placeholder: "SECRET",
             help:
                 "reads need Bearer SECRET (or the write token); without --token, writes need it too; /healthz and "
-                + "the preview pages stay open; the event stream and long-poll also take ?access_token=SECRET"
+                + "the preview pages stay open; the event stream and long-poll also take ?access_token=SECRET",
+            takesDashedValue: true
         ) { $0.readToken = try secret($1, "--read-token") },
         Option(
             flag: "--cors-origin", environment: "FEED_SERVER_CORS_ORIGIN", placeholder: "ORIGINS",
@@ -219,6 +239,13 @@ struct ServerOptions: Sendable, Equatable {
             isSwitch: true
         ) { $0.watch = try boolean($1, "--watch") },
         Option(
+            flag: "--seed-strict", environment: "FEED_SERVER_SEED_STRICT", placeholder: "",
+            help:
+                "with --seed: refuse a group with platform-limit warnings (logged, not published); at start, a "
+                + "group refused or skipped makes the server exit with status 2 (default off)",
+            isSwitch: true
+        ) { $0.seedStrict = try boolean($1, "--seed-strict") },
+        Option(
             flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
             help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)"
         ) { $0.shutdownTimeoutSeconds = try integer($1, "--shutdown-timeout", 0...3600) },
@@ -226,66 +253,91 @@ struct ServerOptions: Sendable, Equatable {
 
     /// Parses arguments (without the program name); environment variables fill in what flags
     /// leave out, and an empty variable counts as unset.
-    static func parse(_ arguments: [String], environment: [String: String]) throws -> Command {
+    static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Command {
         var result = ServerOptions()
-        for option in options {
-            // An empty variable counts as unset: compose files and CI templates pass `VAR=` for
-            // "not configured", and refusing to start on it helps nobody.
-            if let value = environment[option.environment], !value.isEmpty { try option.apply(&result, value) }
-        }
+        try result.apply(environment: environment)
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--help" || argument == "-h" { return .help }
             if argument == "--version" { return .version }
-            let (flag, inlineValue) = splitFlag(argument)
-            guard let option = options.first(where: { $0.flag == flag }) else {
+            guard try result.apply(arguments, at: &index) else {
                 throw UsageError(description: "unknown option '\(argument)' (see --help)")
             }
-            let value: String
-            if let inlineValue {
-                value = inlineValue
-            } else if option.isSwitch {
-                value = "on"
-            } else {
-                index += 1
-                guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
-                value = arguments[index]
-            }
-            try option.apply(&result, value)
-            index += 1
         }
         if result.watch, result.seed == nil { throw UsageError(description: "--watch needs --seed DIR") }
+        if result.seedStrict, result.seed == nil { throw UsageError(description: "--seed-strict needs --seed DIR") }
         return .run(result)
     }
 
-    /// The `--help` text.
-    static var helpText: String {
-        var lines = [
-            "feed-server \(version): a WidgetBridge-compatible widget feed store over HTTP.",
-            "",
-            "Usage: feed-server [options]",
-            "",
-            "Options (each also settable from the environment variable shown):",
-        ]
-        for option in options {
-            let left = "  \(option.flag) \(option.placeholder)".padding(to: 32)
-            lines.append("\(left)\(option.help) [\(option.environment)]")
+    /// Applies the environment variables of the options `flags` names (nil: every option).
+    mutating func apply(environment: [String: String], flags: Set<String>? = nil) throws(UsageError) {
+        for option in Self.options where flags?.contains(option.flag) ?? true {
+            // An empty variable counts as unset: compose files and CI templates pass `VAR=` for
+            // "not configured", and refusing to start on it helps nobody.
+            guard let value = environment[option.environment], !value.isEmpty else { continue }
+            do { try option.apply(value, to: &self) } catch {
+                // Each option's message names its flag; the variable is what was set here.
+                let text = error.description
+                throw UsageError(
+                    description: text.hasPrefix(option.flag)
+                        ? option.environment + text.dropFirst(option.flag.count) : "\(option.environment): \(text)")
+            }
         }
-        lines += [
-            "  -h, --help".padding(to: 32) + "show this help", "  --version".padding(to: 32) + "print the version", "",
-            "Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 2 on bad options, an unusable root or a port "
-                + "in use.",
-        ]
-        return lines.joined(separator: "\n")
     }
 
-    private static func splitFlag(_ argument: String) -> (String, String?) {
+    /// Applies the option at `arguments[index]` when it is one of `flags` (nil: every option),
+    /// and moves `index` past it and its value; false, `index` unmoved, for any other argument.
+    mutating func apply(
+        _ arguments: [String], at index: inout Int, flags: Set<String>? = nil
+    ) throws(UsageError) -> Bool {
+        let (flag, inlineValue) = Self.splitFlag(arguments[index])
+        guard let option = Self.options.first(where: { $0.flag == flag }), flags?.contains(flag) ?? true else {
+            return false
+        }
+        let value = try Self.value(
+            of: flag, inline: inlineValue, isSwitch: option.isSwitch, takesDashedValue: option.takesDashedValue,
+            arguments: arguments, index: &index)
+        try option.apply(value, to: &self)
+        index += 1
+        return true
+    }
+
+    /// The value of the option at `arguments[index]`: its inline `=` text, "on" for a bare
+    /// switch, or the next argument (`index` moved onto it). A next argument that starts with
+    /// `--` is a forgotten value, not the value, unless `takesDashedValue`: `--port --root x`
+    /// would otherwise set the port to `--root` and call `x` an unknown option.
+    static func value(
+        of flag: String, inline: String?, isSwitch: Bool, takesDashedValue: Bool, arguments: [String],
+        index: inout Int
+    ) throws(UsageError) -> String {
+        if let inline { return inline }
+        if isSwitch { return "on" }
+        guard index + 1 < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
+        let next = arguments[index + 1]
+        if next.hasPrefix("--"), !takesDashedValue {
+            throw UsageError(
+                description:
+                    "\(flag) needs a value (it is followed by the option '\(next)'; write \(flag)=VALUE for a value "
+                    + "that starts with --)")
+        }
+        index += 1
+        return next
+    }
+
+    /// One help line per option `flags` names (nil: every option), with its variable.
+    static func optionLines(flags: Set<String>? = nil) -> [String] {
+        options.filter { flags?.contains($0.flag) ?? true }.map { option in
+            "  \(option.flag) \(option.placeholder)".padding(to: 32) + "\(option.help) [\(option.environment)]"
+        }
+    }
+
+    static func splitFlag(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
         return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }
 
-    private static func integer(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+    static func integer(_ text: String, _ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
         guard let value = Int(text), range.contains(value) else {
             throw UsageError(
                 description:
@@ -314,17 +366,11 @@ struct ServerOptions: Sendable, Equatable {
         return token
     }
 
-    private static func boolean(_ text: String, _ flag: String) throws(UsageError) -> Bool {
+    static func boolean(_ text: String, _ flag: String) throws(UsageError) -> Bool {
         switch text.lowercased() {
         case "on", "true", "1", "yes": return true
         case "off", "false", "0", "no": return false
         default: throw UsageError(description: "\(flag) must be on or off (got '\(text)')")
         }
-    }
-}
-
-extension String {
-    fileprivate func padding(to width: Int) -> String {
-        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
     }
 }

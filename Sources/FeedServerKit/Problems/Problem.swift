@@ -19,8 +19,9 @@ struct Problem: Error, Sendable {
     /// The `type` member: a stable URI per kind of problem, documented in docs/http-api.md.
     var typeURI: String { "https://feed-server.invalid/problems/\(type)" }
 
-    /// The response carrying this problem.
-    var response: HTTPResponse {
+    /// The `application/problem+json` document, one line: what a response carries and what the
+    /// command line prints for a refused publish.
+    var body: [UInt8] {
         var members = [
             JSONMember("type", .string(typeURI)), JSONMember("title", .string(title)),
             JSONMember("status", .number(String(status))), JSONMember("detail", .string(detail)),
@@ -28,6 +29,11 @@ struct Problem: Error, Sendable {
         members += extensions.map { JSONMember($0.0, $0.1) }
         var body = CompactJSON.bytes(.object(members))
         body.append(0x0A)
+        return body
+    }
+
+    /// The response carrying this problem.
+    var response: HTTPResponse {
         // nosniff: `detail` quotes what the client sent, which must never be sniffed into HTML.
         return HTTPResponse(
             status: status,

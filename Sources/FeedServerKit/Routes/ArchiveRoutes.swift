@@ -1,5 +1,6 @@
 import ConcurrencyPrimitives
 import FeedArchive
+import FeedImaging
 import FeedStore
 import HTTPTransport
 
@@ -66,19 +67,16 @@ struct ArchiveRoutes: Sendable {
     }
 
     /// The length of the generation's archive: as exported or measured before, else measured
-    /// now by writing it to a byte count, each asset passed as zeros of its size. A tar's
-    /// headers and padding follow names and sizes, never bytes, and one generation always
-    /// exports the same entries, so that is the `200`'s length without writing or reading a
-    /// file's worth of data for a `304`.
+    /// now by writing it to a byte count, each asset passed as zeros of its size, so a `304`
+    /// costs no file's worth of data.
     private func exportSize(_ generation: Generation, group: String, key: ExportSizes.Key) throws(Problem) -> Int {
         if let size = sizes.size(key) { return size }
         final class Count { var bytes = 0 }
         let count = Count()
         do {
-            let writer = try TarWriter(modificationSeconds: Int(generation.generatedAtEpochMs / 1000)) {
+            try GenerationArchive(store: store, group: group, generation: generation).write(readingAssets: false) {
                 count.bytes += $0.count
             }
-            try addEntries(of: generation, group: group, to: writer, readingAssets: false)
         } catch {
             throw Self.exportFailed(error, generation: generation, group: group)
         }
@@ -90,60 +88,16 @@ struct ArchiveRoutes: Sendable {
     private func write(_ generation: Generation, group: String) throws -> OpenedFile {
         let folder = try uploads.makeFolder()
         let spool = try folder.makeFile()
-        let writer = try TarWriter(modificationSeconds: Int(generation.generatedAtEpochMs / 1000)) {
-            try spool.append($0)
-        }
-        try addEntries(of: generation, group: group, to: writer, readingAssets: true)
+        try GenerationArchive(store: store, group: group, generation: generation).write { try spool.append($0) }
         let written = try spool.finish()
         // The folder (and with it the file's name) goes when this returns; the descriptor stays.
         return try PosixFileSystem().openBeneath(folder.path, [String(written.path.split(separator: "/").last ?? "")])
     }
 
-    /// Writes the generation's entries and ends the archive; without `readingAssets`, each
-    /// asset's data is zeros of its stored size (the archive's length is the same).
-    private func addEntries(
-        of generation: Generation, group: String, to writer: TarWriter, readingAssets: Bool
-    )
-        throws
-    {
-        let meta = SeedMeta.encoded(
-            schemaVersion: generation.schemaVersion, generationId: generation.id,
-            fingerprint: generation.fingerprint)
-        try writer.addFile(SeedLayout.metaFile, meta)
-        try writer.addFile(SeedLayout.payloadFile, generation.compactPayload + [0x0A])
-        if !generation.assets.isEmpty { try writer.addDirectory(SeedLayout.assetsFolder) }
-        for asset in generation.assets {
-            let file = try store.openAsset(group: group, generationId: generation.id, name: asset.name)
-            try writer.addFile(SeedLayout.assetsFolder + "/" + asset.name, size: file.size) { emit in
-                var offset = 0
-                while offset < file.size {
-                    let count = min(Self.pieceBytes, file.size - offset)
-                    guard readingAssets else {
-                        try Self.zeros.withUnsafeBytes { try emit(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-                        offset += count
-                        continue
-                    }
-                    let piece = try file.read(count: count, at: offset)
-                    if piece.isEmpty { break }
-                    try piece.withUnsafeBytes(emit)
-                    offset += piece.count
-                }
-            }
-        }
-        try writer.finish()
-    }
-
     /// The problem for an export (or its measure) that failed part-way.
     private static func exportFailed(_ error: any Error, generation: Generation, group: String) -> Problem {
-        let reason =
-            (error as? FileSystemError).map { "\($0.kind)" } ?? (error as? TarError)?.description ?? "\(error)"
-        return .exportFailed(generation: generation.id, group: group, reason: reason)
+        .exportFailed(generation: generation.id, group: group, reason: GenerationArchive.failureReason(error))
     }
-
-    /// Bytes read from an asset file at a time.
-    static let pieceBytes = 256 << 10
-    /// An asset's piece while an archive is measured.
-    private static let zeros = [UInt8](repeating: 0, count: pieceBytes)
 
     // MARK: PUT
 
@@ -166,28 +120,43 @@ struct ArchiveRoutes: Sendable {
         let limits = ArchiveLimits(
             maxEntries: maxEntries, maxBytes: feeds.maxBodyBytes,
             maxPayloadBytes: store.configuration.maxFeedBytes)
+        // Streamed to the request's folder, so they go with it; in memory without one.
+        let spool: any AssetSpool = request.uploads.map { UploadFolderSpool(folder: $0) } ?? MemoryAssetSpool()
+        let repack = request.query["images"] == "pack" || request.query["images"] == "encode"
+        let (upload, unpackedVersion) = try AssetUpload.unpacking(
+            path: request.bodyFile?.path, bytes: request.body, limits: limits, spool: spool,
+            options: parameters.uploadOptions, repack: repack, encoder: feeds.encoder, threads: feeds.imagingThreads)
+        let schemaVersion = parameters.schemaVersion ?? unpackedVersion
+        return try feeds.commit(group: group, upload: upload, schemaVersion: schemaVersion, parameters: parameters)
+    }
+}
+
+extension AssetUpload {
+    /// A tar in the seed layout (the file at `path`, or `bytes` without one) unpacked within
+    /// `limits`, every entry checked before anything is packed, its assets spooled to `spool`;
+    /// then packed as they are, unless `repack`: a dropped asset would change the fingerprint,
+    /// so an as-is restore is all or nothing. `PUT /feeds/{group}/archive` and
+    /// `feed-server publish` of a tar both come through here.
+    static func unpacking(
+        path: String?, bytes: [UInt8], limits: ArchiveLimits, spool: any AssetSpool, options: Options, repack: Bool,
+        encoder: VipsImageEncoder, threads: Int
+    ) throws(Problem) -> (upload: AssetUpload, schemaVersion: Int) {
         let unpacked: UnpackedArchive
         do {
-            let reader = try ArchiveUnpacker.reader(path: request.bodyFile?.path, bytes: request.body)
-            // Streamed to the request's folder, so they go with it; in memory without one.
-            let spool: any AssetSpool = request.uploads.map { UploadFolderSpool(folder: $0) } ?? MemoryAssetSpool()
+            let reader = try ArchiveUnpacker.reader(path: path, bytes: bytes)
             unpacked = try ArchiveUnpacker.unpack(reader, limits: limits, assets: spool)
         } catch {
             throw Problem(error)
         }
-        var options = parameters.uploadOptions
-        // As they are unless asked to pack again: a dropped asset would change the fingerprint,
-        // so an as-is restore is all or nothing.
-        let repack = request.query["images"] == "pack" || request.query["images"] == "encode"
+        var options = options
         if !repack {
             options.raw = true
             options.strict = true
         }
-        let upload = try AssetUpload.pack(
-            payload: unpacked.payload, candidates: unpacked.assets, options: options,
-            encoder: feeds.encoder, threads: feeds.imagingThreads)
-        let schemaVersion = parameters.schemaVersion ?? unpacked.schemaVersion
-        return try feeds.commit(group: group, upload: upload, schemaVersion: schemaVersion, parameters: parameters)
+        let upload = try pack(
+            payload: unpacked.payload, candidates: unpacked.assets, options: options, encoder: encoder,
+            threads: threads)
+        return (upload, unpacked.schemaVersion)
     }
 }
 

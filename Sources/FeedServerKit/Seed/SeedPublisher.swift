@@ -14,11 +14,17 @@ struct SeedPublisher: Sendable {
     let maxAssets: Int
     /// `--max-body-bytes`: most bytes a group's assets may hold together (as a multipart body).
     let maxAssetBytes: Int
+    /// The platform-limit check whose warnings every seed and watch publish logs (`--android-screen`).
+    var lint = FeedLint()
+    /// `--seed-strict`: a group with any warning is refused (logged, not published).
+    var strict = false
 
     /// What publishing one group did.
     enum Outcome: Equatable {
         case published(generationId: String)
         case unchanged
+        /// `--seed-strict` and this many warnings: nothing written.
+        case refused(warnings: Int)
         case failed(String)
     }
 
@@ -37,23 +43,30 @@ struct SeedPublisher: Sendable {
     /// Reads, packs and publishes one group, and logs what happened (`trigger` starts the line).
     @discardableResult
     func publish(group: String, trigger: String) -> Outcome {
-        let outcome = attempt(group)
+        let outcome = attempt(group, trigger: trigger)
         let shown = LogSafe.name(group)
         switch outcome {
         case .published(let id):
             SeedLog.message("feed-server: \(trigger): group '\(shown)' published generation \(id)")
         case .unchanged:
             if trigger == "seed" { SeedLog.message("feed-server: \(trigger): group '\(shown)' unchanged") }
+        case .refused(let count):
+            SeedLog.message(
+                "feed-server: \(trigger): group '\(shown)' refused: --seed-strict and \(count) platform-limit "
+                    + "warning(s); \(servedNow(group))")
         case .failed(let reason):
-            let served =
-                store.read(group: group).served.map { "generation \($0.id) stays served" } ?? "the group has no feed"
             let trimmed = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
-            SeedLog.message("feed-server: \(trigger): group '\(shown)' skipped: \(trimmed); \(served)")
+            SeedLog.message("feed-server: \(trigger): group '\(shown)' skipped: \(trimmed); \(servedNow(group))")
         }
         return outcome
     }
 
-    private func attempt(_ group: String) -> Outcome {
+    /// What readers of a group not published get now, for the line saying so.
+    private func servedNow(_ group: String) -> String {
+        store.read(group: group).served.map { "generation \($0.id) stays served" } ?? "the group has no feed"
+    }
+
+    private func attempt(_ group: String, trigger: String) -> Outcome {
         let seed: SeedGroup
         do {
             seed = try folder.read(
@@ -70,20 +83,23 @@ struct SeedPublisher: Sendable {
         } catch {
             return .failed(error.detail)
         }
+        let prefix = "feed-server: \(trigger): group '\(LogSafe.name(group))'"
         for skipped in upload.packing.skipped {
-            SeedLog.message(
-                "feed-server: seed: group '\(LogSafe.name(group))': asset '\(LogSafe.name(skipped.name))' left out: "
-                    + skipped.reason)
+            SeedLog.message("\(prefix): asset '\(LogSafe.name(skipped.name))' left out: " + skipped.reason)
         }
+        let committer = PublishCommit(store: store, lint: lint)
+        let warnings = committer.warnings(upload)
+        SeedLog.warnings(warnings, prefix: prefix)
+        if strict, !warnings.isEmpty { return .refused(warnings: warnings.total) }
         do {
-            switch try store.publish(
-                group: group, payloadJSON: upload.payload, schemaVersion: seed.schemaVersion, assets: upload.assetInputs
-            ) {
+            let committed = try committer.commit(
+                group: group, upload: upload, schemaVersion: seed.schemaVersion, strict: false, warnings: warnings)
+            switch committed.result {
             case .published(let id, _, _): return .published(generationId: id)
             case .unchanged: return .unchanged
             }
         } catch {
-            return .failed(Problem(error).detail)
+            return .failed(error.detail)
         }
     }
 }
@@ -94,4 +110,12 @@ struct SeedPublisher: Sendable {
 enum SeedLog {
     /// Writes one log line.
     static func message(_ text: String) { AccessLog.message(LogSafe.line(text)) }
+
+    /// One line per platform-limit warning, `prefix` first, and one for those only counted.
+    static func warnings(_ report: LintReport, prefix: String) {
+        for warning in report.warnings {
+            message("\(prefix): warning \(warning.code.rawValue): \(warning.detail)")
+        }
+        if report.omitted > 0 { message("\(prefix): and \(report.omitted) more warning(s) not listed") }
+    }
 }

@@ -83,6 +83,26 @@ public struct SeedFolder: Sendable {
             default: throw SeedError("\(group)/ cannot be opened (\(error.kind))")
             }
         }
+        return try contents(
+            of: folder, shown: group, maxPayloadBytes: maxPayloadBytes, maxAssets: maxAssets,
+            maxAssetBytes: maxAssetBytes)
+    }
+
+    /// Reads this folder itself as one group folder (`feed-server publish GROUP FOLDER`), by the
+    /// rules and within the limits of `read(group:…)`; its own name is free, since the group is
+    /// named apart. Messages name paths from the folder's last component on.
+    public func readAsGroup(maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int) throws(SeedError) -> SeedGroup {
+        let folder = try openRoot()
+        let shown = path.split(separator: "/").last.map(String.init) ?? path
+        return try contents(
+            of: folder, shown: LogSafe.name(shown), maxPayloadBytes: maxPayloadBytes, maxAssets: maxAssets,
+            maxAssetBytes: maxAssetBytes)
+    }
+
+    /// The payload, schema version and assets of an open group folder, shown as `group`.
+    private func contents(
+        of folder: SeedDirectory, shown group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int
+    ) throws(SeedError) -> SeedGroup {
         let payloadFile = SeedLayout.payloadFile
         let metaFile = SeedLayout.metaFile
         let payload = try readRegular(payloadFile, in: folder, shown: "\(group)/\(payloadFile)", limit: maxPayloadBytes)

@@ -1,4 +1,3 @@
-import ConcurrencyPrimitives
 import FeedStore
 import HTTPTransport
 
@@ -66,67 +65,24 @@ extension FeedRoutes {
             group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? 1, parameters: parameters)
     }
 
+    /// The lint, write and answer every publish shares, with this server's store and settings.
+    var committer: PublishCommit { PublishCommit(store: store, lint: lint) }
+
     /// The end of every HTTP publish: lint (422 under `lint=strict`), write, count, answer.
     func commit(
         group: String, upload: AssetUpload, schemaVersion: Int, parameters: PublishParameters
     ) throws(Problem)
         -> HTTPResponse
     {
-        let warnings = PublishLint.warnings(
-            payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits)
-        if parameters.lintMode == .strict, !warnings.isEmpty {
-            metrics.recordWarnings(warnings)
-            throw Problem.platformLimits(warnings)
-        }
-        let started = MonotonicClock.nanos()
-        let result: PublishResult
-        do {
-            result = try store.publish(
-                group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion, assets: upload.assetInputs,
-                precondition: parameters.precondition)
-        } catch {
-            throw Problem(error)
-        }
-        var changed = false
-        if case .published = result { changed = true }
-        metrics.recordPublish(seconds: Double(MonotonicClock.nanos() - started) / 1e9, changed: changed)
-        metrics.recordWarnings(warnings)
-        return publishedResponse(group, result, packing: upload.packing, warnings: warnings)
-    }
-
-    private func publishedResponse(
-        _ group: String, _ result: PublishResult, packing: AssetBudget.Result, warnings: LintReport
-    )
-        -> HTTPResponse
-    {
-        let published: Bool
-        if case .published = result { published = true } else { published = false }
-        let assets: [JSONValue] = packing.packed.map { packed in
-            .object([
-                JSONMember("name", .string(packed.name)),
-                JSONMember("bytes", .number(String(packed.image.bytes.count))),
-                JSONMember("width", .number(String(packed.image.width))),
-                JSONMember("height", .number(String(packed.image.height))),
-                JSONMember("decodedBytes", .number(String(packed.image.decodedBytes))),
-                JSONMember(
-                    "url",
-                    .string(FeedRendering.assetURL(group: group, generation: result.generationId, name: packed.name))),
-            ])
-        }
-        let members =
-            [
-                JSONMember("result", .string(published ? "published" : "unchanged")),
-                JSONMember("generationId", .string(result.generationId)),
-                JSONMember("fingerprint", .string(result.fingerprint)),
-                JSONMember("assetBytes", .number(String(packing.totalBytes))),
-                JSONMember("decodedBytes", .number(String(packing.totalDecodedBytes))),
-                JSONMember("assets", .array(assets)),
-                JSONMember("skipped", AssetUpload.skippedJSON(packing.skipped)),
-            ] + PublishLint.members(warnings)
-        var body = CompactJSON.bytes(.object(members))
-        body.append(0x0A)
-        var headers = [("ETag", Conditional.entityTag(result.fingerprint)), ("Cache-Control", "no-store")]
+        let committed = try committer.commit(
+            group: group, upload: upload, schemaVersion: schemaVersion, strict: parameters.lintMode == .strict,
+            precondition: parameters.precondition, linted: { metrics.recordWarnings($0) },
+            wrote: { metrics.recordPublish(seconds: $0, changed: $1) })
+        let published = committed.result.changed
+        var headers = [("ETag", Conditional.entityTag(committed.result.fingerprint)), ("Cache-Control", "no-store")]
         if published { headers.append(("Location", "/feeds/\(group)")) }
-        return .json(published ? 201 : 200, body, headers: headers)
+        return .json(
+            published ? 201 : 200, PublishCommit.answer(group: group, committed, packing: upload.packing),
+            headers: headers)
     }
 }

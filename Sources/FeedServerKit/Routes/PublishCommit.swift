@@ -1,0 +1,88 @@
+import ConcurrencyPrimitives
+import FeedStore
+
+/// The end of every publish, whoever asks (`PUT /feeds/{group}`, an archive restore, a seed
+/// folder, `feed-server publish`): lint, refuse under strict, write; and the answer's JSON. One
+/// place, so a feed published offline gets the same checks, the same lock and the same answer as
+/// one published over HTTP.
+struct PublishCommit: Sendable {
+    let store: FeedStore
+    /// The platform-limit check (`--android-screen`).
+    let lint: FeedLint
+
+    /// What a written publish did, and the warnings it was written with.
+    struct Committed {
+        var result: PublishResult
+        var warnings: LintReport
+    }
+
+    /// The platform-limit warnings of what `upload` would write.
+    func warnings(_ upload: AssetUpload) -> LintReport {
+        PublishLint.warnings(
+            payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits)
+    }
+
+    /// Lints (`warnings`, when the caller has them already), refuses with a 422 under `strict`
+    /// when there is any warning, and writes. `linted` sees the warnings of a publish refused
+    /// for them or written; `wrote` how long the write took and whether it changed the feed.
+    func commit(
+        group: String, upload: AssetUpload, schemaVersion: Int, strict: Bool, warnings known: LintReport? = nil,
+        precondition: WritePrecondition? = nil, linted: (LintReport) -> Void = { _ in },
+        wrote: (_ seconds: Double, _ changed: Bool) -> Void = { _, _ in }
+    ) throws(Problem) -> Committed {
+        let warnings = known ?? warnings(upload)
+        if strict, !warnings.isEmpty {
+            linted(warnings)
+            throw Problem.platformLimits(warnings)
+        }
+        let started = MonotonicClock.nanos()
+        let result: PublishResult
+        do {
+            result = try store.publish(
+                group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion, assets: upload.assetInputs,
+                precondition: precondition)
+        } catch {
+            throw Problem(error)
+        }
+        wrote(Double(MonotonicClock.nanos() - started) / 1e9, result.changed)
+        linted(warnings)
+        return Committed(result: result, warnings: warnings)
+    }
+
+    /// The body of a publish's `201`/`200`: `result`, `generationId`, `fingerprint`, the packed
+    /// assets with their URLs, what was skipped, and the warnings; one line.
+    static func answer(group: String, _ committed: Committed, packing: AssetBudget.Result) -> [UInt8] {
+        let result = committed.result
+        let assets: [JSONValue] = packing.packed.map { packed in
+            .object([
+                JSONMember("name", .string(packed.name)),
+                JSONMember("bytes", .number(String(packed.image.bytes.count))),
+                JSONMember("width", .number(String(packed.image.width))),
+                JSONMember("height", .number(String(packed.image.height))),
+                JSONMember("decodedBytes", .number(String(packed.image.decodedBytes))),
+                JSONMember(
+                    "url",
+                    .string(FeedRendering.assetURL(group: group, generation: result.generationId, name: packed.name))),
+            ])
+        }
+        let members =
+            [
+                JSONMember("result", .string(result.changed ? "published" : "unchanged")),
+                JSONMember("generationId", .string(result.generationId)),
+                JSONMember("fingerprint", .string(result.fingerprint)),
+                JSONMember("assetBytes", .number(String(packing.totalBytes))),
+                JSONMember("decodedBytes", .number(String(packing.totalDecodedBytes))),
+                JSONMember("assets", .array(assets)),
+                JSONMember("skipped", AssetUpload.skippedJSON(packing.skipped)),
+            ] + PublishLint.members(committed.warnings)
+        return CompactJSON.bytes(.object(members)) + [0x0A]
+    }
+}
+
+extension PublishResult {
+    /// Whether the publish wrote a new generation (`published`), not `unchanged`.
+    var changed: Bool {
+        if case .published = self { return true }
+        return false
+    }
+}
