@@ -22,8 +22,8 @@ public struct JSONDocument: Sendable {
     where Bytes.Element == UInt8 {
         var bounded = limits
         bounded.maxBytes = min(limits.maxBytes, maxBytes)
-        var builder = JSONDocumentBuilder(capacity: input.count)
-        _ = try JSONParser.read(input, limits: bounded, into: &builder)
+        let capacity = input.count
+        let builder = try JSONParser.read(input, limits: bounded) { JSONDocumentBuilder(capacity: capacity) }.builder
         return JSONDocument(bytes: builder.output, tape: builder.tape)
     }
 

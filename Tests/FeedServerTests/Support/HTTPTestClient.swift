@@ -151,24 +151,32 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
 /// One-shot requests on a fresh connection each.
 struct HTTPTestClient {
     let port: UInt16
+    /// How long each read waits for bytes before it fails.
+    var timeoutSeconds = 20
+
+    init(port: UInt16, timeoutSeconds: Int = 20) {
+        self.port = port
+        self.timeoutSeconds = timeoutSeconds
+    }
 
     func get(_ path: String, headers: [(String, String)] = []) throws -> WireResponse {
-        try HTTPTestConnection(port: port).request("GET", path, headers: headers)
+        try HTTPTestConnection(port: port, timeoutSeconds: timeoutSeconds).request("GET", path, headers: headers)
     }
 
     func head(_ path: String, headers: [(String, String)] = []) throws -> WireResponse {
-        try HTTPTestConnection(port: port).request("HEAD", path, headers: headers)
+        try HTTPTestConnection(port: port, timeoutSeconds: timeoutSeconds).request("HEAD", path, headers: headers)
     }
 
     func put(_ path: String, json: String, headers: [(String, String)] = []) throws -> WireResponse {
-        try HTTPTestConnection(port: port).request(
+        try HTTPTestConnection(port: port, timeoutSeconds: timeoutSeconds).request(
             "PUT", path, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
     }
 
     func request(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) throws -> WireResponse {
-        try HTTPTestConnection(port: port).request(method, path, headers: headers, body: body)
+        try HTTPTestConnection(port: port, timeoutSeconds: timeoutSeconds)
+            .request(method, path, headers: headers, body: body)
     }
 }
 
