@@ -202,8 +202,9 @@ struct ServerOptions: Sendable, Equatable {
         Option(
             flag: "--on-publish", environment: "FEED_SERVER_ON_PUBLISH", placeholder: "COMMAND",
             help:
-                "run COMMAND with /bin/sh after each publish that changed a feed (FEED_GROUP, FEED_GENERATION_ID, "
-                + "FEED_FINGERPRINT, FEED_DIR; FEED_FAULT after a fault-lab injection)"
+                "run COMMAND with /bin/sh after each change to a feed: a publish, a DELETE, a fault (FEED_EVENT, "
+                + "FEED_GROUP, FEED_GROUP_DIR, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR, FEED_FAULT; "
+                + "coalesced per group)"
         ) { $0.onPublish = try nonEmpty($1, "--on-publish") },
         Option(
             flag: "--android-screen", environment: "FEED_SERVER_ANDROID_SCREEN", placeholder: "WxH",

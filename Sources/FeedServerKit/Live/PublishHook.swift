@@ -14,40 +14,83 @@ import Glibc
 import Darwin
 #endif
 
-/// `--on-publish <command>`: runs through `/bin/sh -c` after each publish that changed a feed
-/// (never for `unchanged`), with `FEED_GROUP`, `FEED_GENERATION_ID`, `FEED_FINGERPRINT` and
-/// `FEED_DIR` set over the server's environment, less its tokens. Hooks run one at a time, in
-/// publish order, on their own queue, so the response never waits; their output and failures go
-/// to the log.
+/// `--on-publish <command>`: runs through `/bin/sh -c` after each change to a feed (a publish
+/// that wrote a generation, a DELETE that removed a feed, a fault-lab injection), with the
+/// change's `FEED_*` variables (`variables(for:)`) set over the server's environment, less its
+/// tokens. Runs are coalesced per group and bounded across groups (`HookSchedule`) on their own
+/// queue, so the response never waits; their output and failures go to the log.
 final class PublishHook: Sendable {
     let command: String
-    private let queue = DispatchQueue(label: "feed-server.on-publish")
+    private let schedule: Lock<HookSchedule<PublishEvent>>
+    private let queue = DispatchQueue(label: "feed-server.on-publish", attributes: .concurrent)
 
-    init(command: String) {
+    /// Two groups' hooks at once: a sync to one device need not wait for another group's, and a
+    /// burst of groups does not start a process each.
+    init(command: String, maxRunning: Int = 2) {
         self.command = command
+        schedule = Lock(HookSchedule(maxRunning: maxRunning))
     }
 
-    /// Schedules the hook for one publish.
+    /// Schedules the hook for one change.
     func run(for event: PublishEvent) {
-        queue.async { [command] in
-            let prefix = "on-publish \(event.group)/\(event.generationId): "
-            let variables = [
-                "FEED_GROUP": event.group,
-                "FEED_GENERATION_ID": event.generationId,
-                "FEED_FINGERPRINT": event.fingerprint,
-                "FEED_DIR": URL(fileURLWithPath: event.directory).standardizedFileURL.path,
-                    // FEED_FAULT only for fault-lab injections (docs/recipes.md).
-            ].merging(event.fault.map { ["FEED_FAULT": $0] } ?? [:]) { $1 }
-            do {
-                let (output, ending) = try ShellCommand.run(command, adding: variables)
-                for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
-                    AccessLog.message(prefix + line)
-                }
-                if let ending { AccessLog.message(prefix + ending) }
-            } catch {
-                AccessLog.message(prefix + "could not start /bin/sh: \(error)")
-            }
+        if let next = schedule.withLock({ $0.submitted(event, group: event.group) }) { start(next.event) }
+    }
+
+    private func start(_ event: PublishEvent) {
+        queue.async { [self] in
+            execute(event)
+            if let next = schedule.withLock({ $0.finished(group: event.group) }) { start(next.event) }
         }
+    }
+
+    private func execute(_ event: PublishEvent) {
+        let prefix = "on-publish " + Self.logName(event) + ": "
+        do {
+            let (output, ending) = try ShellCommand.run(command, adding: Self.variables(for: event))
+            for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+                AccessLog.message(prefix + line)
+            }
+            if let ending { AccessLog.message(prefix + ending) }
+        } catch {
+            AccessLog.message(prefix + "could not start /bin/sh: \(error)")
+        }
+    }
+
+    /// How the log names a change: `group/generation` for a publish, with the kind after others.
+    static func logName(_ event: PublishEvent) -> String {
+        let name = event.group + (event.generationId.map { "/" + $0 } ?? "")
+        switch event.kind {
+        case .publish: return name
+        case .delete: return name + " (delete)"
+        case .fault: return name + " (fault \(event.fault ?? "?"))"
+        }
+    }
+
+    /// Every variable the hook may get; those a change does not have are left unset (and not
+    /// inherited from the server's environment either), never set empty.
+    static let variableNames: Set<String> = [
+        "FEED_EVENT", "FEED_GROUP", "FEED_GROUP_DIR", "FEED_GENERATION_ID", "FEED_FINGERPRINT", "FEED_DIR",
+        "FEED_FAULT",
+    ]
+
+    /// The change's variables: `FEED_EVENT` (publish, delete, fault), `FEED_GROUP`, `FEED_GROUP_DIR`
+    /// always; `FEED_GENERATION_ID` for the generation written or named, `FEED_FINGERPRINT` when its
+    /// `feed.json` declares one, `FEED_DIR` when its folder exists; `FEED_FAULT` for a fault.
+    static func variables(for event: PublishEvent) -> [String: String] {
+        var variables = [
+            "FEED_EVENT": event.kind.rawValue,
+            "FEED_GROUP": event.group,
+            "FEED_GROUP_DIR": absolute(event.groupDirectory),
+        ]
+        variables["FEED_GENERATION_ID"] = event.generationId
+        variables["FEED_FINGERPRINT"] = event.fingerprint
+        variables["FEED_DIR"] = event.directory.map(absolute)
+        variables["FEED_FAULT"] = event.fault
+        return variables
+    }
+
+    private static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
     }
 }
 
@@ -91,7 +134,9 @@ enum ShellCommand {
             let name =
                 text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
                 ?? text
-            if variables[name] == nil, passesOn(name) { entries.append(text) }
+            if variables[name] == nil, !PublishHook.variableNames.contains(name), passesOn(name) {
+                entries.append(text)
+            }
             cursor += 1
         }
         return entries + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }

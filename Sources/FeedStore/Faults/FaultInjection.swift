@@ -134,18 +134,19 @@ extension FeedStore {
             FileSystemError(kind: .other, operation: "inject fault", path: layout.directory).relativized(to: root))
     }
 
-    /// Wakes whoever waits for the group, as a publish does (`--on-publish` gets the kind).
+    /// Wakes whoever waits for the group, as a publish does (`--on-publish` gets the kind, and the
+    /// generation the fault wrote or named: its fingerprint when its `feed.json` declares one, its
+    /// folder when it exists).
     func notifyFault(_ outcome: FaultOutcome, group: String, layout: GroupLayout) {
-        let generation = outcome.generationId.flatMap {
-            try? FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits).load(
-                $0, schemaVersion: nil
-            ).get()
-        }
+        let id = outcome.generationId
+        let reader = FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
+        // A stale-tmp fault names the generation whose `.tmp` folder it left: that folder is what it wrote.
+        let written = outcome.kind == .staleTmp ? id.map(layout.temporaryGeneration) : id.map(layout.generation)
+        let folder = written.flatMap { fileSystem.status($0)?.kind == .directory ? $0 : nil }
         notifier.feedPublished(
             PublishEvent(
-                group: group, generationId: outcome.generationId ?? "",
-                fingerprint: generation?.fingerprint ?? "",
-                directory: layout.generation(outcome.generationId ?? "current.json"), fault: outcome.kind.rawValue))
+                kind: .fault, group: group, groupDirectory: layout.directory, generationId: id,
+                fingerprint: id.flatMap(reader.declaredFingerprint), directory: folder, fault: outcome.kind.rawValue))
     }
 }
 

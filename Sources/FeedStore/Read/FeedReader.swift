@@ -93,6 +93,13 @@ struct FeedReader {
                 fingerprint: envelope.fingerprint, compactPayload: envelope.compactPayload, assets: assets))
     }
 
+    /// The fingerprint a generation's `feed.json` declares, whatever state its assets are in (nil:
+    /// no such generation, or its envelope does not decode).
+    func declaredFingerprint(_ id: String) -> String? {
+        guard SafeName.isSafe(id), case .success(let envelope) = readEnvelope(id) else { return nil }
+        return envelope.fingerprint
+    }
+
     /// Why a candidate is skipped, when that is known without reading its `feed.json` whole: the
     /// memo knows the file (unreadable, or another schema), or, for a read that wants a schema
     /// version, the file's first bytes declare another.

@@ -22,23 +22,38 @@ public struct SystemClock: FeedClock {
     }
 }
 
-/// What a publish that changed the feed reports to whoever waits for it.
+/// A change to a group's feed, reported to whoever waits for it and to the `--on-publish` hook.
 public struct PublishEvent: Equatable, Sendable {
+    /// What changed the feed.
+    public enum Kind: String, Equatable, Sendable {
+        /// A publish wrote a new generation.
+        case publish
+        /// A DELETE removed the feed.
+        case delete
+        /// The fault lab wrote a broken state.
+        case fault
+    }
+
+    /// What changed the feed.
+    public var kind: Kind
     /// The group that changed.
     public var group: String
-    /// The new generation's id.
-    public var generationId: String
-    /// The new generation's fingerprint.
-    public var fingerprint: String
-    /// The new generation's folder on disk.
-    public var directory: String
-    /// The fault-lab kind when the change is an injected fault, nil for a real publish.
-    public var fault: String? = nil
+    /// The group's folder on disk.
+    public var groupDirectory: String
+    /// The generation written or named (nil: a DELETE, or a fault that names none).
+    public var generationId: String?
+    /// That generation's fingerprint, when its `feed.json` declares one.
+    public var fingerprint: String?
+    /// That generation's folder, when it exists.
+    public var directory: String?
+    /// The fault-lab kind when the change is an injected fault, nil otherwise.
+    public var fault: String?
 }
 
-/// Told after every publish that changed a feed (never for `unchanged`): the server's "redraw".
+/// Told after every change to a feed (a publish that wrote a generation, never `unchanged`; a
+/// DELETE that removed a feed; a fault): the server's "redraw".
 public protocol PublishNotifier: Sendable {
-    /// Called after the pointer switch is durable, outside the group lock.
+    /// Called after the change is durable, outside the group lock.
     func feedPublished(_ event: PublishEvent)
 }
 

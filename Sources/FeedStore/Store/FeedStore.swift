@@ -72,8 +72,9 @@ public final class FeedStore: Sendable {
         let result = try publisher.publish(draft, precondition: precondition)
         if case .published(let id, let fingerprint, _) = result {
             notifier.feedPublished(
-                PublishEvent(group: group, generationId: id, fingerprint: fingerprint, directory: layout.generation(id))
-            )
+                PublishEvent(
+                    kind: .publish, group: group, groupDirectory: layout.directory, generationId: id,
+                    fingerprint: fingerprint, directory: layout.generation(id)))
         }
         return result
     }
@@ -110,7 +111,11 @@ public final class FeedStore: Sendable {
         let publisher = FeedPublisher(
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
             clock: clock, schedule: retention)
-        return try publisher.clear(precondition: precondition)
+        let removed = try publisher.clear(precondition: precondition)
+        if removed != nil {
+            notifier.feedPublished(PublishEvent(kind: .delete, group: group, groupDirectory: layout.directory))
+        }
+        return removed
     }
 
     /// Removes what interrupted writes left in every group (folders of a DELETE that a crash cut
