@@ -21,6 +21,8 @@ server on port 0) are imported from it rather than written again.
 """
 import contextlib, http.client, io, json, multiprocessing, os, random, signal, socket, subprocess, sys, tarfile, tempfile, threading, time
 
+if len(sys.argv) < 2:
+    sys.exit(__doc__)
 BINARY = sys.argv[1]
 MIB = 1024 * 1024
 SHUTDOWN_TIMEOUT = 10            # the server's default --shutdown-timeout

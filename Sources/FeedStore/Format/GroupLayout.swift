@@ -1,11 +1,33 @@
 /// Where each file of one group lives under the store's root (format v1 layout).
 public struct GroupLayout: Sendable {
+    /// The group's name.
+    public let group: String
     /// The group's folder.
     public let directory: String
+    /// `generations/`, or where a DELETE moved it (`DeletedGenerations`).
+    public let generations: String
+    /// The path of `generations` below the root, one name each (for `FileSystem.openBeneath`).
+    public let generationsBelowRoot: [String]
 
     /// The layout of group `name` under `root`.
     public init(root: String, group name: String) {
-        directory = root.hasSuffix("/") ? root + name : root + "/" + name
+        group = name
+        directory = Self.join(root, name)
+        generations = directory + "/generations"
+        generationsBelowRoot = [name, "generations"]
+    }
+
+    /// The layout of generations kept elsewhere below `root` (`components`, one name each): only
+    /// the generation paths mean anything; the group's own files stay in `directory`.
+    init(root: String, group name: String, generationsAt components: [String]) {
+        group = name
+        directory = Self.join(root, name)
+        generations = components.reduce(root.hasSuffix("/") ? String(root.dropLast()) : root) { $0 + "/" + $1 }
+        generationsBelowRoot = components
+    }
+
+    private static func join(_ root: String, _ name: String) -> String {
+        root.hasSuffix("/") ? root + name : root + "/" + name
     }
 
     /// `current.json`, the pointer.
@@ -14,8 +36,6 @@ public struct GroupLayout: Sendable {
     public var pointerTemporary: String { directory + "/current.json.tmp" }
     /// The advisory lock file that serialises publishers (readers ignore it).
     public var lockFile: String { directory + "/publish.lock" }
-    /// `generations/`.
-    public var generations: String { directory + "/generations" }
 
     /// `generations/<id>`.
     public func generation(_ id: String) -> String { generations + "/" + id }

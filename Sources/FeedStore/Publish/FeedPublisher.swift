@@ -324,8 +324,9 @@ struct FeedPublisher {
         return now - created >= configuration.gracePeriodMs
     }
 
-    /// Clears the group: `generations/` is renamed out of readers' sight in one step, the pointer
-    /// removed, both flushed, then the old generations deleted. The group folder and its lock stay.
+    /// Clears the group: `generations/` is moved out of readers' sight in one step, into the
+    /// server's area for deleted generations (served assets stay readable through the grace
+    /// period), the pointer removed, and the group folder flushed. The group folder and its lock stay.
     func clear(precondition: WritePrecondition?) throws(PublishError) -> Generation? {
         guard fileSystem.status(layout.directory)?.kind == .directory else {
             if let precondition, !precondition.holds(for: nil) { throw .preconditionFailed(servedFingerprint: nil) }
@@ -336,8 +337,9 @@ struct FeedPublisher {
             if let precondition, !precondition.holds(for: served) {
                 throw PublishError.preconditionFailed(servedFingerprint: served?.fingerprint)
             }
-            let doomed = layout.directory + "/" + Self.deletedPrefix + String(clock.nowEpochMs())
-            if fileSystem.status(layout.generations) != nil { try fileSystem.rename(layout.generations, to: doomed) }
+            if fileSystem.status(layout.generations) != nil {
+                try deleted.retire(layout, group: layout.group, now: clock.nowEpochMs())
+            }
             do {
                 try fileSystem.removeTree(layout.pointer)
                 try fileSystem.syncDirectory(layout.directory)
@@ -349,20 +351,27 @@ struct FeedPublisher {
         }
     }
 
-    /// Removes what an interrupted DELETE left in this group, under the lock; a no-op (and no
-    /// lock file written) when there is nothing to remove.
+    /// Removes what an interrupted DELETE of an earlier version left in this group, under the
+    /// lock; a no-op (and no lock file written) when there is nothing to remove.
     func sweepLeftovers() throws(PublishError) {
         let entries = (try? fileSystem.listDirectory(layout.directory)) ?? []
         guard entries.contains(where: { $0.isDirectory && $0.name.hasPrefix(Self.deletedPrefix) }) else { return }
         try underGroupLock("sweep") { sweepDeletedGenerations() }
     }
 
-    /// Folders a DELETE renamed `generations/` to before removing them.
+    /// Folders a DELETE of an earlier version renamed `generations/` to, inside the group folder.
     static let deletedPrefix = ".deleted-generations-"
 
-    /// Removes what DELETEs left behind: renamed `generations/` folders whose removal a crash
-    /// interrupted. Readers never look at them; called holding the lock, failures retried next time.
+    private var deleted: DeletedGenerations {
+        DeletedGenerations(fileSystem: fileSystem, root: root, gracePeriodMs: configuration.gracePeriodMs)
+    }
+
+    /// Removes what DELETEs left behind: deleted generations past the grace period (every
+    /// group's), and `.deleted-generations-*` folders an earlier version left in the group folder.
+    /// Readers never look at either; called holding the lock, failures retried next time.
     func sweepDeletedGenerations() {
+        deleted.sweepAll(now: clock.nowEpochMs())
+        deleted.dropFolderIfEmpty(group: layout.group)
         guard let entries = try? fileSystem.listDirectory(layout.directory) else { return }
         for entry in entries where entry.isDirectory && entry.name.hasPrefix(Self.deletedPrefix) {
             try? fileSystem.removeTree(layout.directory + "/" + entry.name)

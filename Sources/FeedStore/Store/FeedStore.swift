@@ -119,7 +119,8 @@ public final class FeedStore: Sendable {
     }
 
     /// Removes what interrupted writes left in every group (folders of a DELETE that a crash cut
-    /// short); each group under its lock. Called at start-up; publishes and DELETEs also sweep.
+    /// short; each group under its lock) and deleted generations past the grace period. Called at
+    /// start-up; publishes and DELETEs also sweep.
     public func sweepLeftovers() {
         for group in groups() {
             let publisher = FeedPublisher(
@@ -127,6 +128,7 @@ public final class FeedStore: Sendable {
                 configuration: configuration, clock: clock, schedule: retention)
             try? publisher.sweepLeftovers()
         }
+        deletedGenerations.sweepAll(now: clock.nowEpochMs())
     }
 
     // MARK: Read
@@ -232,8 +234,11 @@ public final class FeedStore: Sendable {
     }
 
     private func reader(for group: String) -> FeedReader {
-        var reader = FeedReader(
-            fileSystem: fileSystem, layout: GroupLayout(root: root, group: group), limits: configuration.envelopeLimits)
+        reader(of: GroupLayout(root: root, group: group))
+    }
+
+    private func reader(of layout: GroupLayout) -> FeedReader {
+        var reader = FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
         reader.memo = envelopeMemo
         return reader
     }
@@ -243,10 +248,24 @@ public final class FeedStore: Sendable {
     /// The assets a generation lists (any schema), or nil when the names are unsafe or the
     /// generation is not readable. Generations never change once visible, so callers may cache this.
     public func assetIndex(group: String, generationId: String) -> [AssetInfo]? {
-        guard SafeName.isGroupName(group), SafeName.isSafe(generationId),
-            case .success(let generation) = reader(for: group).load(generationId, schemaVersion: nil)
-        else { return nil }
+        guard SafeName.isGroupName(group), SafeName.isSafe(generationId) else { return nil }
+        let reader = reader(of: assetLayout(group: group, generationId: generationId))
+        guard case .success(let generation) = reader.load(generationId, schemaVersion: nil) else { return nil }
         return generation.assets
+    }
+
+    /// Where a generation's files are: in the group, or, when a DELETE took it within the grace
+    /// period, among the deleted generations (so a widget still showing it gets its images).
+    private func assetLayout(group: String, generationId: String) -> GroupLayout {
+        let layout = GroupLayout(root: root, group: group)
+        guard fileSystem.status(layout.generation(generationId)) == nil,
+            let deleted = deletedGenerations.layout(holding: generationId, group: group, now: clock.nowEpochMs())
+        else { return layout }
+        return deleted
+    }
+
+    private var deletedGenerations: DeletedGenerations {
+        DeletedGenerations(fileSystem: fileSystem, root: root, gracePeriodMs: configuration.gracePeriodMs)
     }
 
     /// Opens an asset file for reading: every name must be safe, and the file is reached through
@@ -256,7 +275,8 @@ public final class FeedStore: Sendable {
         guard SafeName.isGroupName(group), SafeName.isSafe(generationId), SafeName.isSafe(name) else {
             throw FileSystemError(kind: .notFound, operation: "open asset (unsafe name)", path: name)
         }
-        return try fileSystem.openBeneath(root, [group, "generations", generationId, "assets", name])
+        let layout = assetLayout(group: group, generationId: generationId)
+        return try fileSystem.openBeneath(root, layout.generationsBelowRoot + [generationId, "assets", name])
     }
 
     /// Opens an asset as `openAsset` does, with a token that stays current while the asset's path
@@ -268,7 +288,7 @@ public final class FeedStore: Sendable {
         group: String, generationId: String, name: String
     ) throws -> (OpenedFile, ChangeToken?) {
         let file = try openAsset(group: group, generationId: generationId, name: name)
-        let probe = probe(GroupLayout(root: root, group: group).asset(generationId, name))
+        let probe = probe(assetLayout(group: group, generationId: generationId).asset(generationId, name))
         guard probe.status == file.status else { return (file, nil) }
         return (
             file,

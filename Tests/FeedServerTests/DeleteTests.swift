@@ -1,0 +1,44 @@
+import FeedImagingTesting
+import Foundation
+import Testing
+
+@testable import FeedServerKit
+
+/// `DELETE /feeds/{group}` as a widget still showing the old feed sees it.
+@Suite struct DeleteTests {
+    @Test func theFeedIsGoneAtOnceItsImagesStayThroughTheGracePeriodAndTheGroupLeavesTheListing() throws {
+        try withTestServer { server, client in
+            var body = MultipartBody()
+            body.field("payload", #"{"image":"q1.png"}"#, contentType: "application/json")
+            body.file("image", filename: "q1.png", try TestImages.png(width: 30, height: 20))
+            let published = try client.putMultipart("/feeds/g", body)
+            #expect(published.status == 201)
+            let id = try #require(published.json["generationId"] as? String)
+            #expect(try client.put("/feeds/other", json: "[1]").status == 201)
+            let asset = "/assets/g/\(id)/q1.png"
+            let before = try client.get(asset)
+            #expect(before.status == 200)
+
+            #expect(try client.request("DELETE", "/feeds/g").status == 204)
+            #expect(try client.get("/feeds/g").status == 404)
+            let after = try client.get(asset)
+            #expect(after.status == 200 && after.body == before.body, "served from the deleted generations")
+            let listing = try client.get("/feeds")
+            #expect(listing.status == 200)
+            #expect(listing.text.contains(#""other""#) && !listing.text.contains(#""g""#), "\(listing.text)")
+            let entries = try FileManager.default.contentsOfDirectory(atPath: server.options.root + "/g")
+            #expect(!entries.contains { $0.hasPrefix(".deleted") || $0 == "generations" }, "\(entries)")
+        }
+    }
+
+    @Test func withNoGracePeriodTheImagesGoWithTheFeed() throws {
+        try withTestServer(configure: { $0.graceSeconds = 0 }) { _, client in
+            var body = MultipartBody()
+            body.field("payload", #"{"image":"q1.png"}"#, contentType: "application/json")
+            body.file("image", filename: "q1.png", try TestImages.png(width: 30, height: 20))
+            let id = try #require(try client.putMultipart("/feeds/g", body).json["generationId"] as? String)
+            #expect(try client.request("DELETE", "/feeds/g").status == 204)
+            #expect(try client.get("/assets/g/\(id)/q1.png").status == 404)
+        }
+    }
+}
