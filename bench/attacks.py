@@ -36,6 +36,7 @@ def _import_bounded():
     scenarios named; with none named it only defines its helpers, which is all we want."""
     saved = sys.argv
     sys.argv = [saved[0], BINARY, "-"]
+    sys.dont_write_bytecode = True       # no bench/__pycache__ left in the work tree
     try:
         import bounded
     finally:

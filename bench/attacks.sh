@@ -11,7 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${FEED_SERVER_BIN:-}" ]; then
   bash scripts/install-deps.sh
-  swift build -c release --product feed-server --scratch-path .build-bench >/dev/null
+  # Quiet when it works; the compiler's last lines when it does not.
+  if ! log=$(swift build -c release --product feed-server --scratch-path .build-bench 2>&1); then
+    printf '%s\n' "$log" | grep -v 'prohibited flag' | tail -n 30 >&2
+    exit 1
+  fi
   FEED_SERVER_BIN=.build-bench/release/feed-server
 fi
 python3 bench/attacks.py "$FEED_SERVER_BIN" "$@"

@@ -76,10 +76,11 @@ import Testing
     }
 
     @Test func aGenerationOfTheGroupIsFoundBeforeADeletedOneOfTheSameId() throws {
-        let (temporary, clock, store, id) = try deletedFeed()
+        let (temporary, _, store, id) = try deletedFeed()
         #expect(try publishWithAsset(store) == id, "same content, same clock: the same id again")
         let served = try #require(store.read(group: "g").served)
         #expect(store.assetIndex(group: "g", generationId: id) == served.assets)
+        withExtendedLifetime(temporary) {}
     }
 }
 
