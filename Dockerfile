@@ -3,8 +3,8 @@
 #   vips     libvips 8.14 built from Debian's own source package with only what the server uses
 #            (JPEG, PNG, EXIF, lcms2, libimagequant, and orc as Debian's build has it), instead of
 #            Debian's libvips42, which pulls in ~380 MB of loaders the server blocks anyway; and
-#            libarchive 3.6 from Debian's source with tar only (Debian's libarchive13 needs libxml2
-#            and with it ICU, ~37 MB, for formats the archive routes never read);
+#            libarchive 3.6 from Debian's source with tar and zlib (gzip) only (Debian's libarchive13
+#            needs libxml2 and with it ICU, ~37 MB, for formats the archive routes never read);
 #   builder  the release binary, Swift runtime linked statically, against those two;
 #   runtime  the binary, libvips, libarchive and the few Debian libraries they need; non-root; health check.
 # Both base images are build arguments (scripts/container-test.sh overrides them with local ones).
@@ -23,7 +23,7 @@ RUN set -eux; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       dpkg-dev gcc g++ meson ninja-build pkgconf autoconf automake libtool \
       libglib2.0-dev libexpat1-dev libjpeg62-turbo-dev libpng-dev libexif-dev liblcms2-dev \
-      libimagequant-dev liborc-0.4-dev; \
+      libimagequant-dev liborc-0.4-dev zlib1g-dev; \
     mkdir /src; cd /src; apt-get source --only-source vips libarchive; \
     rm -rf /var/lib/apt/lists/*
 # Debian's compiler flags (hardening included) and meson defaults, every optional part off
@@ -42,8 +42,9 @@ RUN set -eux; cd /src/vips-*/; \
     meson install -C build --destdir /out --strip; \
     mkdir -p /runtime/usr/local/lib; \
     cp -P /out/usr/local/lib/libvips.so.42* /runtime/usr/local/lib/
-# libarchive for GET/PUT /feeds/{group}/archive: uncompressed tar is all they use, so every
-# compression, crypto, XML, ACL and xattr library is off, and no command-line tools. Debian's
+# libarchive for GET/PUT /feeds/{group}/archive: tar, plain or gzip-compressed, is all they use,
+# so zlib is on and every other compression, crypto, XML, ACL and xattr library off, and no
+# command-line tools (zlib1g is part of every Debian image). Debian's
 # patches leave configure older than its inputs, so the build scripts are regenerated first, as
 # Debian's own build does (dh_autoreconf).
 RUN set -eux; cd /src/libarchive-*/; \
@@ -51,7 +52,7 @@ RUN set -eux; cd /src/libarchive-*/; \
     eval "$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=sh)"; \
     ./configure --prefix=/usr/local --libdir=/usr/local/lib --disable-static \
       --disable-bsdtar --disable-bsdcat --disable-bsdcpio --disable-acl --disable-xattr \
-      --without-zlib --without-bz2lib --without-libb2 --without-iconv --without-lz4 --without-zstd \
+      --with-zlib --without-bz2lib --without-libb2 --without-iconv --without-lz4 --without-zstd \
       --without-lzma --without-cng --without-mbedtls --without-nettle --without-openssl \
       --without-xml2 --without-expat; \
     make -j"$(nproc)"; \

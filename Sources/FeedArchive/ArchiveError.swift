@@ -22,8 +22,6 @@ package enum ArchiveError: Error, Equatable, Sendable {
     case outsideLayout(String)
     /// An asset name that is not a safe name, and why.
     case unsafeAssetName(String, reason: String)
-    /// An asset name a seed folder would skip as an editor's leftover.
-    case editorLeftover(String)
     /// A layout path (`payload.json`, `meta.json`, `assets/<name>`) held twice.
     case duplicateEntry(String)
     /// More entries than `ArchiveLimits.maxEntries`.

@@ -40,11 +40,12 @@ package enum ArchiveUnpacker {
     }
 
     /// Reads the tar entry by entry. Absolute paths, `..`, links, devices, sparse entries and
-    /// anything outside the layout are refused, and so are more than `maxEntries` entries, more
-    /// than `maxBytes` of data, or more data than the archive's own size, judged from each header
-    /// before its data is read (and again as it is read). The last bound is what keeps the
-    /// bytes written to what the body brought: the body and in-flight limits count only bytes
-    /// on the wire. Assets go to files of `spool`.
+    /// anything outside the layout are refused (editors' leftovers skipped), and so are more than
+    /// `maxEntries` entries, more than `maxBytes` of unpacked data, or, for an uncompressed tar,
+    /// more data than the archive's own size, judged from each header before its data is read
+    /// (and again as it is read). The last bound is what keeps the bytes written to what the body
+    /// brought: the body and in-flight limits count only bytes on the wire. Assets go to files
+    /// of `spool`.
     package static func unpack(
         _ reader: TarReader, limits: ArchiveLimits, assets spool: any AssetSpool
     )
@@ -56,7 +57,8 @@ package enum ArchiveUnpacker {
         var seen = Set<String>()
         var entries = 0
         var declared = 0
-        let bounds = DataBounds(limit: limits.maxBytes, archiveBytes: reader.archiveBytes)
+        // A compressed tar may honestly hold more than its body: only the limit bounds it.
+        let bounds = DataBounds(limit: limits.maxBytes, archiveBytes: reader.isCompressed ? .max : reader.archiveBytes)
         while true {
             let entry: TarReader.Entry
             do {
@@ -76,7 +78,7 @@ package enum ArchiveUnpacker {
             }
             let key: String
             switch place {
-            // `.skipped` is a seed folder's; an archive's leftovers were refused above.
+            // Editors' leftovers are skipped, as a seed folder skips them (their data is never read).
             case .folder, .skipped: continue
             case .payload: key = SeedLayout.payloadFile
             case .meta: key = SeedLayout.metaFile
@@ -124,12 +126,11 @@ package enum ArchiveUnpacker {
         }
         if entry.isSparse { throw .sparse(path) }
         do {
-            return try SeedLayout.classify(path, isFolder: entry.kind == .directory, for: .archive)
+            return try SeedLayout.classify(path, isFolder: entry.kind == .directory)
         } catch {
             switch error {
             case .outsideLayout: throw .outsideLayout(path)
             case .unsafeAssetName(let name, let reason): throw .unsafeAssetName(name, reason: reason)
-            case .editorLeftover(let name): throw .editorLeftover(name)
             }
         }
     }

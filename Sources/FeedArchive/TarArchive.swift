@@ -32,7 +32,7 @@ package enum TarDataError: Error {
     case output(any Error)
 }
 
-/// Reads a tar (ustar, pax, GNU; no compression) entry by entry. Owns the libarchive read
+/// Reads a tar (ustar, pax, GNU; uncompressed or gzip-compressed) entry by entry. Owns the libarchive read
 /// handle (`archive_read_new` in init, `archive_read_free` in deinit) and, for a file, its
 /// descriptor (opened here, closed in deinit). Files are read through their descriptor, not by
 /// name, so libarchive's messages (which may reach a problem's detail) never name a server path.
@@ -60,8 +60,10 @@ package final class TarReader {
     /// Data bytes read so far, over every entry.
     package private(set) var dataBytes = 0
     /// The whole archive's size (the file's, or the bytes in memory): what the body brought,
-    /// which no honest tar unpacks past, since it stores every byte of every entry.
+    /// which no honest uncompressed tar unpacks past, since it stores every byte of every entry.
     package let archiveBytes: Int
+    /// Whether the tar came gzip-compressed (it may then honestly unpack past `archiveBytes`).
+    package private(set) var isCompressed = false
 
     /// A reader over an uploaded file.
     package convenience init(path: String) throws {
@@ -96,6 +98,8 @@ package final class TarReader {
             archiveBytes = Int(status.st_size)
         }
         archive_read_support_format_tar(handle)
+        // gzip only through libarchive's own zlib: without it, libarchive would run `gzip -d`.
+        if archive_zlib_version() != nil { archive_read_support_filter_gzip(handle) }
         let status: Int32
         if let memory {
             status = memory.withUnsafeBytes { archive_read_open_memory(handle, $0.baseAddress, $0.count) }
@@ -103,6 +107,7 @@ package final class TarReader {
             status = archive_read_open_fd(handle, descriptor, 64 << 10)
         }
         guard status == ARCHIVE_OK else { throw TarError(handle, "the archive cannot be opened") }
+        isCompressed = archive_filter_code(handle, 0) != ARCHIVE_FILTER_NONE
     }
 
     deinit {

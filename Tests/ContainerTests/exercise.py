@@ -16,6 +16,7 @@ Prints one line per check and a closing 'N passed, N failed' line; exits 1 on an
 Needs Pillow (Debian's python3-pil) to make and read the images.
 """
 import io
+import gzip
 import json, tarfile
 import os
 import sys
@@ -162,8 +163,9 @@ def read_event(stream):
 
 
 def archive_checks(base, token):
-    """The image's own tar-only libarchive: export a group, restore it into another with the
-    same fingerprint, and refuse a tar with a `..` entry (nothing published)."""
+    """The image's own libarchive (tar and gzip only): export a group, restore it into another
+    with the same fingerprint, plain and gzip-compressed, and refuse a tar with a `..` entry
+    (nothing published)."""
     status, headers, tar = request("GET", base + "/feeds/photos/archive")
     names = []
     if status == 200:
@@ -178,6 +180,13 @@ def archive_checks(base, token):
     check(status in (200, 201) and original.get("ETag") and original.get("ETag") == restored.get("ETag"),
           "archive restored into another group with the same fingerprint (ETag)",
           f"{status} {answer[:200]} {original.get('ETag')} vs {restored.get('ETag')}")
+    zipped = gzip.compress(tar)
+    status, _, answer = request("PUT", base + "/feeds/restored-gz/archive", zipped,
+                                dict(auth, **{"Content-Type": "application/gzip"}))
+    _, restored, _ = request("GET", base + "/feeds/restored-gz")
+    check(status in (200, 201) and original.get("ETag") == restored.get("ETag"),
+          "a gzip-compressed archive is restored with the same fingerprint (the image's libarchive has zlib)",
+          f"{status} {answer[:200]}")
     hostile = io.BytesIO()
     with tarfile.open(fileobj=hostile, mode="w", format=tarfile.USTAR_FORMAT) as archive:
         entry = tarfile.TarInfo("../payload.json")

@@ -34,11 +34,6 @@ extension Problem {
         case .unsafeAssetName(let name, let reason):
             self = .invalidArchiveEntry(
                 "Asset name '\(Self.shown(name))' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")
-        case .editorLeftover(let name):
-            // A safe name, so 128 bytes at most: shown whole.
-            self = .invalidArchiveEntry(
-                "Asset name '\(name)' is one a seed folder skips as an editor's leftover "
-                    + "(hidden, ending in ~, .swp or .swx).")
         case .duplicateEntry(let path):
             self = .invalidArchive("The archive holds '\(path)' more than once. Nothing was published.")
         case .tooManyEntries(let limit):
@@ -81,13 +76,14 @@ extension Problem {
         .badRequest("invalid-archive-entry", "Invalid archive entry", detail + " Nothing was published.")
     }
 
-    /// 415 for a restore whose body is not an uncompressed tar.
+    /// 415 for a restore whose body is not sent as a tar.
     static func unsupportedArchiveMediaType(_ sent: String?) -> Problem {
         Problem(
             status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-            detail: "Send the archive as application/x-tar, an uncompressed tar in the layout "
-                + "GET /feeds/{group}/archive returns (got \(sent ?? "no Content-Type")).",
-            headers: [("Accept-Put", "application/x-tar")])
+            detail: "Send the archive as application/x-tar (a tar in the layout GET /feeds/{group}/archive "
+                + "returns, or the same gzip-compressed; application/gzip also works) "
+                + "(got \(sent ?? "no Content-Type")).",
+            headers: [("Accept-Put", "application/x-tar, application/gzip")])
     }
 
     /// 404 for an export of a group with nothing to read.

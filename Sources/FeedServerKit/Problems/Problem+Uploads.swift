@@ -21,12 +21,20 @@ extension Problem {
             "Asset name '\(name)' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")
     }
 
-    /// 422 under `strict=true` when assets do not fit the budget.
-    static func assetsRejected(_ skipped: [AssetBudget.Skipped]) -> Problem {
+    /// 422 under `strict=true`, or for an archive's assets stored as they are, when assets do not
+    /// fit the budget; the latter names `?images=pack`, which packs them instead.
+    static func assetsRejected(_ skipped: [AssetBudget.Skipped], archiveAsIs: Bool = false) -> Problem {
+        let why =
+            archiveAsIs
+            ? "An archive's assets are stored as they are, all or nothing, and \(skipped.count) could not be: "
+            : "strict=true and \(skipped.count) asset(s) could not be stored: "
+        let help =
+            archiveAsIs
+            ? " Add ?images=pack to pack them under the budget (maxDimension, maxBytes, budgetBytes, quality)." : ""
         var problem = Problem(
             status: 422, type: "assets-rejected", title: "Assets do not fit",
-            detail: "strict=true and \(skipped.count) asset(s) could not be stored: "
-                + skipped.map { "\($0.name): \($0.reason)" }.joined(separator: "; ") + ". Nothing was published.")
+            detail: why + skipped.map { "\($0.name): \($0.reason)" }.joined(separator: "; ")
+                + ". Nothing was published." + help)
         problem.extensions = [("skipped", AssetUpload.skippedJSON(skipped))]
         return problem
     }

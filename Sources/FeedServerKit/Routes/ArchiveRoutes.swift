@@ -101,10 +101,14 @@ struct ArchiveRoutes: Sendable {
 
     // MARK: PUT
 
+    /// The media types a restore is sent as: a tar, or a gzip-compressed one (libarchive tells
+    /// them apart by their bytes, so either type may carry either).
+    static let mediaTypes = ["application/x-tar", "application/gzip", "application/x-gzip"]
+
     /// A tar up to `--max-body-bytes`, judged from the head like every publish.
     private var bodies: BodyPolicy {
         BodyPolicy(
-            limits: ["application/x-tar": feeds.maxBodyBytes],
+            limits: Dictionary(uniqueKeysWithValues: Self.mediaTypes.map { ($0, feeds.maxBodyBytes) }),
             unsupported: { Problem.unsupportedArchiveMediaType($0) },
             tooLarge: { Problem.bodyTooLarge(bytes: $0, limit: $1) })
     }
@@ -114,7 +118,7 @@ struct ArchiveRoutes: Sendable {
     func restore(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let request = routed.request
         let (group, parameters) = try feeds.publishParameters(routed)
-        guard request.mediaType == "application/x-tar" else {
+        guard let type = request.mediaType, Self.mediaTypes.contains(type) else {
             throw bodies.unsupported(request.headers["Content-Type"])
         }
         let limits = ArchiveLimits(
@@ -152,6 +156,7 @@ extension AssetUpload {
         if !repack {
             options.raw = true
             options.strict = true
+            options.archiveAsIs = true
         }
         let upload = try pack(
             payload: unpacked.payload, candidates: unpacked.assets, options: options, encoder: encoder,

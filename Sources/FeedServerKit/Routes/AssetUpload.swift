@@ -15,6 +15,9 @@ struct AssetUpload {
         var budget = AssetBudget()
         var raw = false
         var strict = false
+        /// Whether the assets are an archive's, stored as they are (all or nothing without `strict`
+        /// being asked for): a refusal then says how to have them packed instead.
+        var archiveAsIs = false
     }
 
     /// Reads `maxDimension`, `maxBytes`, `budgetBytes`, `quality`, `maxDecodedBytes`, `images`, `strict`.
@@ -89,7 +92,9 @@ struct AssetUpload {
             options.raw
             ? options.budget.packRaw(candidates, encoder: encoder)
             : encoder.pack(candidates, budget: options.budget, threads: threads)
-        if options.strict, !packing.skipped.isEmpty { throw Problem.assetsRejected(packing.skipped) }
+        if options.strict, !packing.skipped.isEmpty {
+            throw Problem.assetsRejected(packing.skipped, archiveAsIs: options.archiveAsIs)
+        }
         return AssetUpload(payload: payload, packing: packing)
     }
 

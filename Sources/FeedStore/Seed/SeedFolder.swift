@@ -162,7 +162,7 @@ public struct SeedFolder: Sendable {
         let outside = SeedError("\(group)/assets/\(LogSafe.name(entry)) is not part of the seed layout")
         let place: SeedLayout.Place
         do {
-            place = try SeedLayout.classify(SeedLayout.assetsFolder + "/" + entry, isFolder: false, for: .seedFolder)
+            place = try SeedLayout.classify(SeedLayout.assetsFolder + "/" + entry, isFolder: false)
         } catch {
             guard case .unsafeAssetName(let name, let reason) = error else { throw outside }
             throw SeedError("asset name '\(LogSafe.name(name))' \(reason)")

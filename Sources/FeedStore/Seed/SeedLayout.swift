@@ -22,27 +22,20 @@ package enum SeedLayout {
         case meta
         /// `assets/<name>`, with the name.
         case asset(String)
-        /// An editor's leftover beside the assets, which a seed folder leaves out.
+        /// An editor's or a Finder's leftover, which a seed folder and an archive both leave out.
         case skipped
-    }
-
-    /// Who reads the layout, which decides what becomes of an editor's leftovers.
-    package enum Reader: Sendable {
-        /// A folder people edit: the swap and backup files editors leave are skipped before
-        /// their names are judged, since nobody chose those names.
-        case seedFolder
-        /// An archive, which holds only what was put in it: a name a seed folder would skip is
-        /// refused, since unpacked into a seed folder the archive would not be the same scenario.
-        case archive
     }
 
     /// Where `path` (relative, `/`-separated; a leading `./` and, for a folder, a trailing `/`
     /// are allowed) belongs, or why it has no place.
-    package static func classify(_ path: String, isFolder: Bool, for reader: Reader) throws(SeedLayoutError) -> Place {
+    package static func classify(_ path: String, isFolder: Bool) throws(SeedLayoutError) -> Place {
         var components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         // `tar -C group .` names every entry `./…`.
         if components.first == "." { components.removeFirst() }
         if isFolder, components.last == "" { components.removeLast() }
+        // A Finder's `.DS_Store` or `._name`, a hidden folder, a swap file, at any depth: skipped
+        // by a seed folder and an archive alike, so `tar -C folder .` is the scenario the folder is.
+        if components.contains(where: { $0 != "." && $0 != ".." && isEditorLeftover($0) }) { return .skipped }
         if isFolder {
             guard components.isEmpty || components == [assetsFolder] else { throw .outsideLayout }
             return .folder
@@ -50,15 +43,13 @@ package enum SeedLayout {
         switch components.count {
         case 1 where components[0] == payloadFile: return .payload
         case 1 where components[0] == metaFile: return .meta
-        case 2 where components[0] == assetsFolder: return try classifyAsset(components[1], for: reader)
+        case 2 where components[0] == assetsFolder: return try classifyAsset(components[1])
         default: throw .outsideLayout
         }
     }
 
-    private static func classifyAsset(_ name: String, for reader: Reader) throws(SeedLayoutError) -> Place {
-        if reader == .seedFolder, isEditorLeftover(name) { return .skipped }
+    private static func classifyAsset(_ name: String) throws(SeedLayoutError) -> Place {
         if let reason = SafeName.problem(with: name) { throw .unsafeAssetName(name, reason: reason) }
-        if isEditorLeftover(name) { throw .editorLeftover(name) }
         return .asset(name)
     }
 
@@ -74,6 +65,4 @@ package enum SeedLayoutError: Error, Equatable, Sendable {
     case outsideLayout
     /// An asset name that is not a safe name, and why (`SafeName.problem(with:)`).
     case unsafeAssetName(String, reason: String)
-    /// An archive's asset name that a seed folder would skip.
-    case editorLeftover(String)
 }

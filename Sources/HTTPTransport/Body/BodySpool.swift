@@ -1,10 +1,10 @@
-/// Streams a request body that a route reads as one file (an `application/x-tar` archive) into
+/// Streams a request body that a route reads as one file (a tar archive, maybe gzip-compressed) into
 /// the upload storage as it arrives, instead of keeping it in memory.
 ///
 /// Used only from the connection's handler thread, one call at a time.
 final class BodySpool {
     /// Media types whose bodies are spooled.
-    static let mediaTypes: Set<String> = ["application/x-tar"]
+    static let mediaTypes: Set<String> = ["application/x-tar", "application/gzip", "application/x-gzip"]
 
     /// The request's upload folder; it lives as long as the request that holds it.
     let folder: any UploadFolderHandle
