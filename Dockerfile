@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
 # feed-server in three stages (docs/containers.md):
 #   vips     libvips 8.14 built from Debian's own source package with only what the server uses
-#            (JPEG, PNG, EXIF, lcms2, libimagequant, and orc as Debian's build has it), instead of
-#            Debian's libvips42, which pulls in ~380 MB of loaders the server blocks anyway; and
+#            (JPEG, PNG, WebP, HEIF, EXIF, lcms2, libimagequant, and orc as Debian's build has it),
+#            instead of Debian's libvips42, which pulls in ~380 MB of loaders the server blocks
+#            anyway; libheif 1.15 from Debian's source with its HEVC decoder (libde265) alone, for
+#            HEIC photos (Debian's libheif1 brings the x265, AOM and dav1d codecs, ~20 MB); and
 #            libarchive 3.6 from Debian's source with tar and zlib (gzip) only (Debian's libarchive13
 #            needs libxml2 and with it ICU, ~37 MB, for formats the archive routes never read);
 #   builder  the release binary, Swift runtime linked statically, against those two;
@@ -23,24 +25,39 @@ RUN set -eux; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       dpkg-dev gcc g++ meson ninja-build pkgconf autoconf automake libtool \
       libglib2.0-dev libexpat1-dev libjpeg62-turbo-dev libpng-dev libexif-dev liblcms2-dev \
-      libimagequant-dev liborc-0.4-dev zlib1g-dev; \
-    mkdir /src; cd /src; apt-get source --only-source vips libarchive; \
+      libimagequant-dev liborc-0.4-dev zlib1g-dev libwebp-dev libde265-dev cmake; \
+    mkdir /src; cd /src; apt-get source --only-source vips libarchive libheif; \
     rm -rf /var/lib/apt/lists/*
+# libheif: decoding HEIC (HEVC through libde265) is all the server asks of it, so every encoder,
+# every other decoder, plugin loading and the examples are off. Installed where libvips' build
+# finds it and into /out for the builder stage.
+RUN set -eux; cd /src/libheif-*/; \
+    eval "$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=sh)"; \
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr/local -DCMAKE_INSTALL_LIBDIR=lib \
+      -DWITH_LIBDE265=ON -DWITH_X265=OFF -DWITH_AOM_DECODER=OFF -DWITH_AOM_ENCODER=OFF -DWITH_DAV1D=OFF \
+      -DWITH_RAV1E=OFF -DWITH_SvtEnc=OFF -DWITH_JPEG_DECODER=OFF -DWITH_JPEG_ENCODER=OFF \
+      -DWITH_OpenJPEG_DECODER=OFF -DWITH_OpenJPEG_ENCODER=OFF -DENABLE_PLUGIN_LOADING=OFF \
+      -DWITH_EXAMPLES=OFF -DWITH_GDK_PIXBUF=OFF -DWITH_FUZZERS=OFF -DBUILD_TESTING=OFF; \
+    cmake --build build -j"$(nproc)"; \
+    cmake --install build --strip; \
+    DESTDIR=/out cmake --install build --strip; \
+    mkdir -p /runtime/usr/local/lib; \
+    cp -P /usr/local/lib/libheif.so.1* /runtime/usr/local/lib/
 # Debian's compiler flags (hardening included) and meson defaults, every optional part off
-# except the five libraries above; the built-in GIF, PPM, Analyze and Radiance loaders off too.
-# The server also blocks every loader but JPEG and PNG at start-up (Sources/CVips/shim.c), so
-# what it accepts is the same as with Debian's libvips.
+# except the libraries above; the built-in GIF, PPM, Analyze and Radiance loaders off too.
+# The server also blocks every loader but JPEG, PNG, WebP and HEIF at start-up
+# (Sources/CVips/shim.c), so what it accepts is the same as with Debian's libvips.
 RUN set -eux; cd /src/vips-*/; \
     eval "$(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=sh)"; \
     meson setup build --prefix=/usr/local --libdir=lib --buildtype=plain --wrap-mode=nodownload \
       --auto-features=disabled \
-      -Djpeg=enabled -Dpng=enabled -Dexif=enabled -Dlcms=enabled -Dimagequant=enabled -Dorc=enabled \
+      -Djpeg=enabled -Dpng=enabled -Dwebp=enabled -Dheif=enabled -Dexif=enabled -Dlcms=enabled \
+      -Dimagequant=enabled -Dorc=enabled \
       -Dnsgif=false -Dppm=false -Danalyze=false -Dradiance=false \
       -Dmodules=disabled -Dintrospection=false -Dcplusplus=false -Dexamples=false \
       -Ddoxygen=false -Dgtk_doc=false -Dvapi=false; \
     meson compile -C build; \
     meson install -C build --destdir /out --strip; \
-    mkdir -p /runtime/usr/local/lib; \
     cp -P /out/usr/local/lib/libvips.so.42* /runtime/usr/local/lib/
 # libarchive for GET/PUT /feeds/{group}/archive: tar, plain or gzip-compressed, is all they use,
 # so zlib is on and every other compression, crypto, XML, ACL and xattr library off, and no
@@ -66,7 +83,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libmicrohttpd-dev libssl-dev pkg-config binutils \
       libglib2.0-dev libexpat1-dev libjpeg62-turbo-dev libpng-dev libexif-dev liblcms2-dev \
-      libimagequant-dev liborc-0.4-dev \
+      libimagequant-dev liborc-0.4-dev libwebp-dev libde265-dev \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=vips /out/usr/local/ /usr/local/
 RUN ldconfig
@@ -85,7 +102,7 @@ COPY --from=vips /runtime/ /
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libmicrohttpd12 libssl3 libglib2.0-0 libexpat1 libjpeg62-turbo libpng16-16 libexif12 \
-      liblcms2-2 libimagequant0 liborc-0.4-0 libstdc++6 curl \
+      liblcms2-2 libimagequant0 liborc-0.4-0 libwebp7 libwebpmux3 libwebpdemux2 libde265-0 libstdc++6 curl \
  && apt-get clean && rm -rf /var/lib/apt/lists/* \
  && ldconfig \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin feed \

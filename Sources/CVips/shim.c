@@ -15,12 +15,16 @@ static void init_vips(void) {
     }
     // Requests are independent: an operation cache only holds memory between them.
     vips_cache_set_max(0);
-    // Decode only what a widget asset can be. Everything else (TIFF, SVG, PDF, HEIF, the
-    // ImageMagick bridge, ...) is refused before any of its code sees a byte.
+    // Decode only what a widget asset can be, or what a phone's camera and the web hand over
+    // (HEIC, the iPhone camera's default, through libheif; WebP). Everything else (TIFF, SVG,
+    // PDF, the ImageMagick bridge, ...) is refused before any of its code sees a byte. A loader
+    // this libvips lacks (a build without libheif) stays absent: its images are refused as unknown.
     vips_block_untrusted_set(TRUE);
     vips_operation_block_set("VipsForeignLoad", TRUE);
     vips_operation_block_set("VipsForeignLoadJpeg", FALSE);
     vips_operation_block_set("VipsForeignLoadPng", FALSE);
+    vips_operation_block_set("VipsForeignLoadWebp", FALSE);
+    vips_operation_block_set("VipsForeignLoadHeif", FALSE);
     init_status = 0;
 }
 
@@ -50,6 +54,7 @@ static int fill_header(VipsImage *image, const char *loader, CVips_Header *heade
     header->orientation = vips_image_get_orientation(image);
     header->has_exif = vips_image_get_typeof(image, VIPS_META_EXIF_NAME) != 0;
     header->is_cmyk = vips_image_guess_interpretation(image) == VIPS_INTERPRETATION_CMYK;
+    header->has_alpha = vips_image_hasalpha(image);
     header->loader = loader;
     g_object_unref(image);
     return 0;

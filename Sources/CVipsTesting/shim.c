@@ -88,6 +88,10 @@ CVips_Image *CVipsTesting_make_test_image(int width, int height, int kind) {
     return (CVips_Image *)variant;
 }
 
+int CVipsTesting_save(CVips_Image *image, const char *suffix, void **out, size_t *length) {
+    return vips_image_write_to_buffer((VipsImage *)image, suffix, out, length, NULL);
+}
+
 CVips_Image *CVipsTesting_decode(const void *buffer, size_t length) {
     VipsImage *image = vips_image_new_from_buffer(buffer, length, "", NULL);
     if (!image) return NULL;

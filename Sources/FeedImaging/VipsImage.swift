@@ -52,13 +52,13 @@ package final class VipsImage {
 
 /// Process-wide libvips set-up and helpers around the shim.
 public enum Vips {
-    /// Starts libvips once (loaders other than JPEG and PNG blocked); throws when it cannot start.
+    /// Starts libvips once (loaders other than JPEG, PNG, WebP and HEIF blocked); throws when it cannot start.
     public static func start() throws(AssetEncodingError) {
         _ = try VipsErrorIsolation.run("starting libvips") { CVips_init() == 0 ? true : nil }
     }
 
     /// Runs a save call and copies its `g_malloc`'d buffer into Swift bytes.
-    static func collect(
+    package static func collect(
         _ action: String, _ save: (UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32
     ) throws(AssetEncodingError) -> [UInt8] {
         try VipsErrorIsolation.run(action) { () -> [UInt8]? in
@@ -78,6 +78,8 @@ public enum Vips {
         public var orientation: Int
         public var hasEXIF: Bool
         public var isCMYK: Bool
+        /// Whether the image has an alpha band.
+        public var hasAlpha: Bool = false
         /// libvips loader nickname, e.g. `jpegload_buffer`.
         public var loader: String
     }
@@ -97,6 +99,7 @@ public enum Vips {
         guard status == 0, let loader = raw.loader else { return nil }
         return Header(
             width: Int(raw.width), height: Int(raw.height), bands: Int(raw.bands), orientation: Int(raw.orientation),
-            hasEXIF: raw.has_exif != 0, isCMYK: raw.is_cmyk != 0, loader: String(cString: loader))
+            hasEXIF: raw.has_exif != 0, isCMYK: raw.is_cmyk != 0, hasAlpha: raw.has_alpha != 0,
+            loader: String(cString: loader))
     }
 }

@@ -9,8 +9,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The asset budget's encoder, on libvips: JPEG and PNG in, sRGB JPEG or PNG out, oriented,
-/// metadata stripped, deterministic (same source and settings, same bytes).
+/// The asset budget's encoder, on libvips: JPEG, PNG, WebP and HEIF (HEIC, AVIF) in, sRGB JPEG or
+/// PNG out, oriented, metadata stripped, deterministic (same source and settings, same bytes).
 public final class VipsImageEncoder: ImageEncoding {
     /// Sources with more pixels than this are refused from their header, before any decoding.
     public let maxPixels: Int
@@ -31,10 +31,12 @@ public final class VipsImageEncoder: ImageEncoding {
     /// `renderer(for:format:)` with its concrete type, for `pack`'s preparation phase.
     func vipsRenderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> VipsRenderer {
         guard let header = Vips.header(of: source) else {
-            throw AssetEncodingError("cannot be decoded: not a JPEG or PNG image, or its header is damaged")
+            throw AssetEncodingError(
+                "cannot be decoded: not a JPEG, PNG, WebP or HEIF image, or its header is damaged")
         }
         guard Self.allowedLoaders.contains(where: header.loader.hasPrefix) else {
-            throw AssetEncodingError("unsupported image type (\(header.loader)); only JPEG and PNG are accepted")
+            throw AssetEncodingError(
+                "unsupported image type (\(header.loader)); only JPEG, PNG, WebP and HEIF are accepted")
         }
         let pixels = header.width * header.height
         guard pixels <= maxPixels else {
@@ -46,8 +48,17 @@ public final class VipsImageEncoder: ImageEncoding {
         return VipsRenderer(source: source, format: format, sourceHash: source.sha256, cache: cache)
     }
 
-    /// libvips loader class names (or nicknames) accepted: JPEG and PNG only.
-    static let allowedLoaders = ["VipsForeignLoadJpeg", "VipsForeignLoadPng", "jpegload", "pngload"]
+    /// libvips loader class names (or nicknames) accepted: JPEG, PNG, WebP and HEIF (which reads
+    /// HEIC and AVIF).
+    static let allowedLoaders = [
+        "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadWebp", "VipsForeignLoadHeif", "jpegload",
+        "pngload", "webpload", "heifload",
+    ]
+
+    /// JPEG and PNG names by their name; WebP and HEIF names by the source's alpha (its header).
+    public func outputFormat(name: String, source: AssetSource) -> ImageFormat? {
+        ImageFormat.outputFormat(forName: name) { Vips.header(of: source)?.hasAlpha ?? false }
+    }
 
     public func dimensions(of source: AssetSource) -> (width: Int, height: Int)? {
         Vips.header(of: source).map { ($0.width, $0.height) }
@@ -165,13 +176,14 @@ extension VipsImageEncoder {
     /// reuses those renderers and mostly reads the cache.
     public func pack(_ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int) -> AssetBudget.Result {
         let prepared = PreparedRenderers(count: candidates.count)
+        let formats = candidates.map { outputFormat(name: $0.name, source: $0.source) }
         let next = Atomic<Int>(0)
         let work: @Sendable () -> Void = {
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < candidates.count else { return }
                 let candidate = candidates[index]
-                guard let format = ImageFormat(fileName: candidate.name) else { continue }
+                guard let format = formats[index] else { continue }
                 let outcome = Result { () throws(AssetEncodingError) -> any ImageRendering in
                     let renderer = try self.vipsRenderer(for: candidate.source, format: format)
                     _ = try? renderer.render(
@@ -185,7 +197,7 @@ extension VipsImageEncoder {
         let helpers = (1..<max(1, min(threads, candidates.count))).map { _ in Worker(work) }
         work()
         for helper in helpers { helper.join() }
-        return budget.pack(candidates) { index, format throws(AssetEncodingError) in
+        return budget.pack(candidates, formats: formats) { index, format throws(AssetEncodingError) in
             if let outcome = prepared.get(index) { return try outcome.get() }
             return try self.renderer(for: candidates[index].source, format: format)
         }

@@ -38,6 +38,24 @@ public enum TestImages {
         return try image.png(strip: false, palette: palette)
     }
 
+    /// The same picture as WebP (lossy, alpha kept): a format the server converts.
+    public static func webp(width: Int, height: Int, kind: Kind = .rgb) throws -> [UInt8] {
+        try encoded(width: width, height: height, kind: kind, suffix: ".webp")
+    }
+
+    /// The same picture as HEIC (HEVC in HEIF, the iPhone camera's default): a format the server converts.
+    public static func heic(width: Int, height: Int, kind: Kind = .rgb) throws -> [UInt8] {
+        try encoded(width: width, height: height, kind: kind, suffix: ".heic")
+    }
+
+    private static func encoded(width: Int, height: Int, kind: Kind, suffix: String) throws -> [UInt8] {
+        try Vips.start()
+        let image = try VipsImage("making a test image") {
+            CVipsTesting_make_test_image(Int32(width), Int32(height), kind.rawValue)
+        }
+        return try Vips.collect("\(suffix) encoding") { CVipsTesting_save(image.handle, suffix, $0, $1) }
+    }
+
     /// Decodes an encoded image and reads pixels from it: (width, height, bands, pixel(x, y)).
     public static func inspect(_ bytes: [UInt8]) throws -> DecodedImage {
         try Vips.start()

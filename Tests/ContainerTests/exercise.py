@@ -27,7 +27,7 @@ import urllib.request
 
 from PIL import Image, ImageDraw
 
-REFUSED_REASON = "cannot be decoded: not a JPEG or PNG image, or its header is damaged"
+REFUSED_REASON = "cannot be decoded: not a JPEG, PNG, WebP or HEIF image, or its header is damaged"
 results = {"passed": 0, "failed": 0}
 
 
@@ -72,7 +72,7 @@ def refused_formats():
     """One small image in each format libvips (or its ImageMagick bridge) could read, but the server must not."""
     image = Image.new("RGB", (64, 48), (200, 60, 30))
     files = {}
-    for name, pil_format in [("gif", "GIF"), ("bmp", "BMP"), ("tiff", "TIFF"), ("webp", "WEBP"), ("ppm", "PPM"),
+    for name, pil_format in [("gif", "GIF"), ("bmp", "BMP"), ("tiff", "TIFF"), ("ppm", "PPM"),
                              ("ico", "ICO"), ("tga", "TGA"), ("pdf", "PDF"), ("jp2", "JPEG2000")]:
         out = io.BytesIO()
         image.save(out, pil_format)
@@ -95,9 +95,20 @@ def multipart(payload, files):
     return body.getvalue(), f"multipart/form-data; boundary={boundary}"
 
 
+def phone_photos():
+    """What phones hand over: a HEIC (made by libvips with libheif's HEVC encoder, 160x120, kept
+    beside this file) and a WebP, each named as the payload names it."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "leaf.heic"), "rb") as heic:
+        leaf = heic.read()
+    out = io.BytesIO()
+    Image.new("RGB", (200, 150), (40, 160, 90)).save(out, "WEBP", quality=80)
+    return {"leaf.heic": leaf, "fern.webp": out.getvalue()}
+
+
 def publish_photos(base, token, refused):
-    payload = {"quotes": [{"id": "q1", "text": "Carpe diem", "image": "photo.jpg", "badge": "badge.png"}]}
-    body, content_type = multipart(payload, {"photo.jpg": photo(), "badge.png": badge(), **refused})
+    payload = {"quotes": [{"id": "q1", "text": "Carpe diem", "image": "photo.jpg", "badge": "badge.png"},
+                          {"id": "q2", "text": "Ad astra", "image": "leaf.heic", "badge": "fern.webp"}]}
+    body, content_type = multipart(payload, {"photo.jpg": photo(), "badge.png": badge(), **phone_photos(), **refused})
     status, _, answer = request("PUT", base + "/feeds/photos", body,
                                 {"Content-Type": content_type, "Authorization": f"Bearer {token}"})
     return payload, status, json.loads(answer or b"{}")
@@ -234,7 +245,7 @@ def main():
 
     status, _, read = request("GET", base + "/feeds/photos")
     check(status == 200 and json.loads(read).get("payload") == payload, "multipart feed read back", read[:200])
-    for name, kind in [("photo.jpg", "JPEG"), ("badge.png", "PNG")]:
+    for name, kind in [("photo.jpg", "JPEG"), ("badge.png", "PNG"), ("leaf.heic", "JPEG"), ("fern.webp", "JPEG")]:
         asset = assets.get(name, {})
         status, _, content = request("GET", base + asset.get("url", "/assets/missing"))
         image = Image.open(io.BytesIO(content)) if status == 200 else None

@@ -14,11 +14,12 @@ typedef struct {
     int orientation;      ///< EXIF orientation 1...8 (1 when absent).
     int has_exif;         ///< 1 when EXIF data is attached.
     int is_cmyk;          ///< 1 for CMYK images.
+    int has_alpha;        ///< 1 when the image has an alpha band.
     const char *loader;   ///< libvips loader nickname (static string), e.g. "jpegload_buffer".
 } CVips_Header;
 
 /// Starts libvips once (`vips_init`), turns its operation cache off, and blocks every loader
-/// except JPEG and PNG (`vips_operation_block_set`). Returns 0 on success.
+/// except JPEG, PNG, WebP and HEIF (`vips_operation_block_set`). Returns 0 on success.
 ///
 /// Exists because `VIPS_INIT` is a macro and the block list must be set before any load.
 int CVips_init(void);

@@ -13,6 +13,10 @@
 /// 3 grey, 4 grey + alpha, 5 16-bit grey, 6 16-bit RGB, 7 Display P3 with its ICC profile attached.
 CVips_Image *CVipsTesting_make_test_image(int width, int height, int kind);
 
+/// Encodes in the format `suffix` names (".webp", ".heic", ...) with libvips' defaults, for
+/// inputs the server converts; `*out` is g_malloc'd. Returns 0 on success.
+int CVipsTesting_save(CVips_Image *image, const char *suffix, void **out, size_t *length);
+
 /// Decodes an encoded image completely (tests compare pixels after a round trip).
 CVips_Image *CVipsTesting_decode(const void *buffer, size_t length);
 

@@ -110,19 +110,24 @@ public struct AssetBudget: Sendable, Equatable {
     /// fits both its own limit and what the generation has left; one that never fits, or cannot
     /// be decoded, is skipped with a reason while the others go on.
     public func pack(_ candidates: [Candidate], encoder: any ImageEncoding) -> Result {
-        pack(candidates) { index, format throws(AssetEncodingError) in
+        pack(candidates, formats: candidates.map { encoder.outputFormat(name: $0.name, source: $0.source) }) {
+            index, format throws(AssetEncodingError) in
             try encoder.renderer(for: candidates[index].source, format: format)
         }
     }
 
-    /// `pack` with renderers supplied per candidate index (for example prepared in parallel).
+    /// `pack` with each candidate's output format (nil: its name says none) and renderers supplied
+    /// per candidate index (for example prepared in parallel).
     public func pack(
-        _ candidates: [Candidate], renderer: (Int, ImageFormat) throws(AssetEncodingError) -> any ImageRendering
+        _ candidates: [Candidate], formats: [ImageFormat?],
+        renderer: (Int, ImageFormat) throws(AssetEncodingError) -> any ImageRendering
     ) -> Result {
         var result = Result(packed: [], skipped: [])
         for (index, candidate) in candidates.enumerated() {
+            let format = index < formats.count ? formats[index] : nil
             switch fit(
-                candidate, used: result, renderer: { format throws(AssetEncodingError) in try renderer(index, format) })
+                candidate, format: format, used: result,
+                renderer: { format throws(AssetEncodingError) in try renderer(index, format) })
             {
             case .success(let image): result.packed.append(Packed(name: candidate.name, image: image))
             case .failure(let error): result.skipped.append(Skipped(name: candidate.name, reason: error.description))
@@ -173,11 +178,14 @@ public struct AssetBudget: Sendable, Equatable {
     }
 
     private func fit(
-        _ candidate: Candidate, used: Result,
+        _ candidate: Candidate, format: ImageFormat?, used: Result,
         renderer makeRenderer: (ImageFormat) throws(AssetEncodingError) -> any ImageRendering
     ) -> Swift.Result<EncodedImage, AssetEncodingError> {
-        guard let format = ImageFormat(fileName: candidate.name) else {
-            return .failure(AssetEncodingError("the name must end in .jpg, .jpeg or .png to choose the output format"))
+        guard let format else {
+            return .failure(
+                AssetEncodingError(
+                    "the name must end in .jpg, .jpeg or .png (or .webp, .heic, .heif, .avif: stored as JPEG, "
+                        + "or PNG with alpha) to choose the output format"))
         }
         do {
             let renderer = try makeRenderer(format)

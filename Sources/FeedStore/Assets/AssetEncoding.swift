@@ -1,4 +1,5 @@
-/// The image formats a widget asset can have; chosen from the asset's file name.
+/// The image formats a widget asset is stored as; chosen from the asset's file name (a WebP or
+/// HEIF name by the source's alpha: `outputFormat(forName:hasAlpha:)`).
 public enum ImageFormat: String, Sendable, Equatable {
     case jpeg
     case png
@@ -12,6 +13,19 @@ public enum ImageFormat: String, Sendable, Equatable {
         } else {
             return nil
         }
+    }
+
+    /// Names of sources stored as JPEG, or PNG when they have alpha: formats a widget's image
+    /// view may not draw, which phones' cameras and the web hand over.
+    public static let convertedExtensions = [".webp", ".heic", ".heif", ".avif"]
+
+    /// The stored format for an asset named `name`: by its name for JPEG and PNG; for a WebP or
+    /// HEIF name (kept, since the payload names it), JPEG, or PNG when the source has alpha.
+    public static func outputFormat(forName name: String, hasAlpha: () -> Bool) -> ImageFormat? {
+        if let format = ImageFormat(fileName: name) { return format }
+        let lower = name.lowercased()
+        guard convertedExtensions.contains(where: lower.hasSuffix) else { return nil }
+        return hasAlpha() ? .png : .jpeg
     }
 
     /// `.jpg`/`.jpeg` → JPEG, `.png` → PNG (case-insensitive); nil for anything else.
@@ -68,4 +82,13 @@ public protocol ImageEncoding: Sendable {
     func renderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering
     /// Width and height from the header alone, when the source is a readable image.
     func dimensions(of source: AssetSource) -> (width: Int, height: Int)?
+    /// The format an asset named `name` is stored as (nil: its name says no image format).
+    func outputFormat(name: String, source: AssetSource) -> ImageFormat?
+}
+
+extension ImageEncoding {
+    /// By the name alone: JPEG or PNG names only.
+    public func outputFormat(name: String, source: AssetSource) -> ImageFormat? {
+        ImageFormat(fileName: name)
+    }
 }
