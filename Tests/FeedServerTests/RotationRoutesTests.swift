@@ -64,4 +64,33 @@ import Testing
             #expect(try client.get("/feeds/none/timeline?items=/quotes").status == 404)
         }
     }
+
+    @Test func aLongArraysTimelineShowsTheRightItemsEveryTimeAndAfterAPublish() throws {
+        // Element positions are kept per generation and pointer: the second read and a read
+        // under another pointer of the same array, and a new generation, must all pick right.
+        let count = 50_000
+        func payload(_ tag: String) -> String {
+            #"{"items":["# + (0..<count).map { #"{"n":\#($0),"tag":"\#(tag)"}"# }.joined(separator: ",") + "]}"
+        }
+        try withTestServer { _, client in
+            let start: Int64 = 1_789_250_400_000
+            for tag in ["one", "two"] {
+                #expect(try client.put("/feeds/long", json: payload(tag)).status == 201)
+                for path in ["/items", "/items", "/items/"] {
+                    let response = try client.get("/feeds/long/timeline?items=\(path)&hours=3&start=\(start)")
+                    if path == "/items/" {
+                        #expect(response.status == 422, "the pointer names a member '' of the array: nothing")
+                        continue
+                    }
+                    let entries = try #require(response.json["entries"] as? [[String: Any]])
+                    for (hour, entry) in entries.enumerated() {
+                        let slot = WidgetRotation.hourSlot(epochMs: start, zoneOffsetSeconds: 0) + Int64(hour)
+                        let item = entry["item"] as? [String: Any]
+                        #expect(item?["n"] as? Int == WidgetRotation.index(slot: slot, count: count))
+                        #expect(item?["tag"] as? String == tag)
+                    }
+                }
+            }
+        }
+    }
 }

@@ -19,6 +19,11 @@ final class RenderedGeneration: Sendable {
     /// Where the compact payload lies in `body`.
     private let payloadRange: Range<Int>
     private let document = Lock<JSONDocument?>(nil)
+    /// Where the elements of arrays timelines asked for lie in the document, by JSON Pointer.
+    private let arrays = Lock<[String: [UInt32]]>([:])
+    /// Most arrays remembered per generation: a client naming ever new pointers walks each once
+    /// and is not remembered.
+    static let maxArrays = 8
 
     init(group: String, generation: Generation) {
         identity = Identity(group: group, generationId: generation.id, fingerprint: generation.fingerprint)
@@ -39,8 +44,27 @@ final class RenderedGeneration: Sendable {
         }
     }
 
-    /// Bytes it holds: the body, and the payload's document once made.
-    var footprint: Int { body.bytes.count + (document.withLock { $0?.footprint } ?? 0) }
+    /// The element positions of the array `pointer` names in `payload` (nil: no array there),
+    /// walked once per pointer and kept (up to `maxArrays`); the bytes this call added.
+    func elementPositions(_ pointer: JSONPointer, key: String, in payload: JSONDocument) -> (
+        positions: [UInt32]?, added: Int
+    ) {
+        if let known = arrays.withLock({ $0[key] }) { return (known, 0) }
+        guard let array = pointer.resolve(in: payload.root), array.kind == .array else { return (nil, 0) }
+        let positions = array.elementPositions
+        let added = arrays.withLock { arrays -> Int in
+            guard arrays[key] == nil, arrays.count < Self.maxArrays else { return 0 }
+            arrays[key] = positions
+            return positions.count * MemoryLayout<UInt32>.stride
+        }
+        return (positions, added)
+    }
+
+    /// Bytes it holds: the body, the payload's document once made, and the arrays' positions.
+    var footprint: Int {
+        body.bytes.count + (document.withLock { $0?.footprint } ?? 0)
+            + arrays.withLock { $0.values.reduce(0) { $0 + $1.count * MemoryLayout<UInt32>.stride } }
+    }
 }
 
 extension FeedResponseCache {

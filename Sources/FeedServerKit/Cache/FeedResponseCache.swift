@@ -128,6 +128,20 @@ final class FeedResponseCache: Sendable {
         return document
     }
 
+    /// The element positions of the array at `pointer` in `entry`'s payload (nil: none there),
+    /// walked once per generation and pointer, counted against the budget.
+    func elementPositions(of entry: Entry, pointer: JSONPointer, key: String, in payload: JSONDocument) -> [UInt32]? {
+        let (positions, added) = entry.rendered.elementPositions(pointer, key: key, in: payload)
+        if added > 0 {
+            state.withLock { state in
+                guard state.rendered[entry.rendered.identity] === entry.rendered else { return }
+                state.bytes += added
+                evict(&state)
+            }
+        }
+        return positions
+    }
+
     /// Drops every entry of `group` (after a publish, delete or fault through this server: the
     /// next read renders what is current, and a deleted feed's bytes are given back at once).
     func forget(group: String) {

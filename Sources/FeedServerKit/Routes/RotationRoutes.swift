@@ -51,12 +51,18 @@ struct RotationRoutes: Sendable {
         }
         let payload: JSONDocument
         do { payload = try cache.payload(of: generation) } catch { throw Problem.invalidParameter("\(error)") }
-        guard let items = pointer.resolve(in: payload.root), items.kind == .array, items.count > 0 else {
+        // The array's element positions are kept per generation, so a timeline reads only the
+        // items its hours show, however long the array.
+        guard
+            let positions = cache.elementPositions(of: generation, pointer: pointer, key: pointerText, in: payload),
+            !positions.isEmpty
+        else {
             throw Problem.noItems(pointer: pointerText, generation: generation.generationId)
         }
         let entries: [JSONValue] = WidgetTimeline.entries(
-            items: items, startEpochMs: start, hours: hours, zoneOffsetSeconds: zone
-        ).map {
+            count: positions.count, startEpochMs: start, hours: hours, zoneOffsetSeconds: zone
+        ) { payload.node(atTapePosition: positions[$0])?.value ?? .null }
+        .map {
             .object([
                 JSONMember("startEpochMs", .number(String($0.startEpochMs))),
                 JSONMember("slot", .number(String($0.slot))),

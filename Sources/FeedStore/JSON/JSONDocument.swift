@@ -46,6 +46,11 @@ public struct JSONDocument: Sendable {
     /// The document's root value.
     public var root: JSONNode { JSONNode(document: self, index: 0) }
 
+    /// The value at a tape position that `JSONNode.elementPositions` gave for this document.
+    public func node(atTapePosition position: UInt32) -> JSONNode? {
+        Int(position) < tape.count ? JSONNode(document: self, index: Int(position)) : nil
+    }
+
     /// Bytes held, for caches that bound their memory.
     public var footprint: Int { bytes.count + tape.count * MemoryLayout<TapeEntry>.stride }
 

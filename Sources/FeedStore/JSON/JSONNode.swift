@@ -87,6 +87,21 @@ public struct JSONNode: Sendable {
         return elements
     }
 
+    /// Where each element of an array lies in the document's tape, in one pass (empty otherwise):
+    /// kept, it answers the count and any element (`JSONDocument.node(atTapePosition:)`) without
+    /// walking the others again.
+    public var elementPositions: [UInt32] {
+        guard entry.kind == .array else { return [] }
+        var positions: [UInt32] = []
+        var child = index + 1
+        let end = document.end(of: index)
+        while child < end {
+            positions.append(UInt32(truncatingIfNeeded: child))
+            child = document.end(of: child)
+        }
+        return positions
+    }
+
     /// How many elements (an array) or members (an object) it has; 0 for a scalar.
     public var count: Int {
         var count = 0
@@ -96,15 +111,6 @@ public struct JSONNode: Sendable {
         default: break
         }
         return count
-    }
-
-    /// The elements at `positions` of an array, in one pass.
-    public func elements(at positions: Set<Int>) -> [Int: JSONNode] {
-        var found: [Int: JSONNode] = [:]
-        forEachElement { position, element in
-            if positions.contains(position) { found[position] = element }
-        }
-        return found
     }
 
     /// The element at `position` of an array, found without listing the others.

@@ -21,21 +21,8 @@ public enum WidgetTimeline {
         }
     }
 
-    /// The same for the items of an array in a document: only the items the hours show are read.
-    public static func entries(items: JSONNode, startEpochMs: Int64, hours: Int, zoneOffsetSeconds: Int) -> [Entry] {
-        let slots = Self.entries(
-            count: items.count, startEpochMs: startEpochMs, hours: hours, zoneOffsetSeconds: zoneOffsetSeconds
-        ) { _ in JSONValue.null }
-        let shown = items.elements(at: Set(slots.map(\.index)))
-        return slots.map { entry in
-            var entry = entry
-            entry.item = shown[entry.index]?.value ?? .null
-            return entry
-        }
-    }
-
-    /// `hours` entries over `count` items, each item given by `item`.
-    static func entries(
+    /// `hours` entries over `count` items, each item given by `item` (asked only for the items shown).
+    public static func entries(
         count: Int, startEpochMs: Int64, hours: Int, zoneOffsetSeconds: Int, item: (Int) -> JSONValue
     ) -> [Entry] {
         guard count > 0, hours > 0 else { return [] }
