@@ -46,7 +46,9 @@ final class RenderedGeneration: Sendable {
 
     /// The element positions of the array `pointer` names in `payload` (nil: no array there),
     /// walked once per pointer and kept (up to `maxArrays`); the bytes this call added.
-    func elementPositions(_ pointer: JSONPointer, key: String, in payload: JSONDocument) -> (
+    func elementPositions(
+        _ pointer: JSONPointer, key: String, in payload: JSONDocument
+    ) -> (
         positions: [UInt32]?, added: Int
     ) {
         if let known = arrays.withLock({ $0[key] }) { return (known, 0) }

@@ -76,15 +76,7 @@ public struct JSONNode: Sendable {
 
     /// The elements in order, when this is an array (empty otherwise).
     public var elements: [JSONNode] {
-        guard entry.kind == .array else { return [] }
-        var elements: [JSONNode] = []
-        var child = index + 1
-        let end = document.end(of: index)
-        while child < end {
-            elements.append(JSONNode(document: document, index: child))
-            child = document.end(of: child)
-        }
-        return elements
+        elementPositions.map { JSONNode(document: document, index: Int($0)) }
     }
 
     /// Where each element of an array lies in the document's tape, in one pass (empty otherwise):
