@@ -171,11 +171,15 @@ user=$(podman image inspect --format '{{.Config.User}}' "$image")
 [ "$user" = feed ] || fail "the image's user is '$user', not feed"
 health=$(podman image inspect --format '{{.Config.Healthcheck.Test}}' "$image")
 case $health in *healthz*) ;; *) fail "no HEALTHCHECK in the image ($health)" ;; esac
-# Only JPEG, PNG and their helpers are in the image's libvips (every loader but JPEG and PNG is
-# blocked by the server anyway; exercise.py checks what a client sees).
-libraries=$(podman run --rm --entrypoint /bin/sh "$image" -c 'ldd /usr/local/lib/libvips.so.42')
-for unwanted in libtiff libwebp libgif libheif librsvg libpoppler libMagick libOpenEXR libopenslide libcfitsio libmatio libjxl libopenjp2 libfftw3 libcairo libpango; do
-  case $libraries in *"$unwanted"*) fail "the image's libvips links $unwanted" ;; esac
+# Only JPEG, PNG, WebP, HEIF and their helpers are in the image's libvips (every other loader is
+# blocked by the server anyway; exercise.py checks what a client sees), and libheif decodes HEVC
+# through libde265 alone (no encoder, no AV1 codec).
+libraries=$(podman run --rm --entrypoint /bin/sh "$image" -c 'ldd /usr/local/lib/libvips.so.42 /usr/local/lib/libheif.so.1')
+for wanted in libjpeg libpng libwebp libheif libde265; do
+  case $libraries in *"$wanted"*) ;; *) fail "the image's libvips does not link $wanted" ;; esac
+done
+for unwanted in libtiff libgif librsvg libpoppler libMagick libOpenEXR libopenslide libcfitsio libmatio libjxl libopenjp2 libfftw3 libcairo libpango libx265 libaom libdav1d; do
+  case $libraries in *"$unwanted"*) fail "the image's libvips or libheif links $unwanted" ;; esac
 done
 
 # --- the image, exercised from outside ------------------------------------------------------

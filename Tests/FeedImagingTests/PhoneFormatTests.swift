@@ -44,9 +44,13 @@ import Testing
         #expect(result.skipped.first?.reason.contains(".webp, .heic") == true, "\(result.skipped)")
     }
 
-    @Test func asIsAssetsStayJPEGOrPNGOnly() throws {
+    @Test func asIsAPhoneNameMustHoldTheJPEGOrPNGThisServerStoredItAs() throws {
         let webp = try TestImages.webp(width: 100, height: 80)
-        let result = AssetBudget().packRaw([.init(name: "leaf.webp", source: webp)], encoder: encoder)
-        #expect(result.packed.isEmpty && result.skipped.count == 1, "stored bytes a widget may not draw")
+        let jpeg = try TestImages.jpeg(width: 100, height: 80)
+        let result = AssetBudget().packRaw(
+            [.init(name: "leaf.webp", source: webp), .init(name: "fern.heic", source: jpeg)], encoder: encoder)
+        #expect(result.packed.map(\.name) == ["fern.heic"], "an export of a converted photo restores as it is")
+        #expect(result.packed.first?.image.bytes == jpeg)
+        #expect(result.skipped.first?.reason.contains("?images=pack") == true, "\(result.skipped)")
     }
 }

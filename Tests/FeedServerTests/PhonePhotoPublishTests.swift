@@ -25,6 +25,14 @@ import Testing
             #expect(!warnings.contains { ($0["code"] as? String) == "asset-not-found" }, "\(warnings)")
             #expect(try client.get("/assets/phone/\(id)/leaf.heic").header("Content-Type") == "image/jpeg")
             #expect(try client.get("/assets/phone/\(id)/badge.webp").header("Content-Type") == "image/png")
+
+            // Exported and restored as it is: the converted bytes under their names, the same fingerprint.
+            let archive = try client.get("/feeds/phone/archive")
+            #expect(archive.status == 200)
+            let restored = try client.request(
+                "PUT", "/feeds/copy/archive", headers: [("Content-Type", "application/x-tar")], body: archive.body)
+            #expect(restored.status == 201, "\(restored.text)")
+            #expect(restored.json["fingerprint"] as? String == published.json["fingerprint"] as? String)
         }
     }
 }

@@ -137,44 +137,55 @@ public struct AssetBudget: Sendable, Equatable {
     }
 
     /// Keeps source bytes unchanged (`?images=raw`, an as-is archive restore), still within the
-    /// byte budgets. Not re-encoded, but still an image: the name must say JPEG or PNG and the
-    /// header must be one the encoder accepts, within its pixel limit (checked from the header,
-    /// nothing decoded), so a widget is never handed a file it cannot draw or a decompression bomb.
+    /// byte budgets. Not re-encoded, but still an image a widget draws: a JPEG or PNG name with a
+    /// header the encoder accepts, or a WebP or HEIF name holding the JPEG or PNG this server
+    /// stored it as (an export restored as it is), within its pixel limit (checked from the
+    /// header, nothing decoded), so a widget is never handed a file it cannot draw or a
+    /// decompression bomb.
     public func packRaw(_ candidates: [Candidate], encoder: any ImageEncoding) -> Result {
         var result = Result(packed: [], skipped: [])
         for candidate in candidates {
-            guard let format = ImageFormat(fileName: candidate.name) else {
-                result.skipped.append(Skipped(name: candidate.name, reason: "the name must end in .jpg, .jpeg or .png"))
-                continue
-            }
-            // The size is known without reading: an upload over the per-image limit is never loaded.
-            if candidate.source.byteCount > maxBytesPerImage {
-                result.skipped.append(
-                    Skipped(
-                        name: candidate.name,
-                        reason: "\(candidate.source.byteCount) bytes exceeds the per-image limit of \(maxBytesPerImage)"
-                    ))
-                continue
-            }
-            do {
-                _ = try encoder.renderer(for: candidate.source, format: format)
-            } catch {
-                result.skipped.append(Skipped(name: candidate.name, reason: error.description))
-                continue
-            }
-            guard let bytes = try? candidate.source.bytes(limit: maxBytesPerImage) else {
-                result.skipped.append(Skipped(name: candidate.name, reason: "the upload could not be read back"))
-                continue
-            }
-            let size = encoder.dimensions(of: candidate.source) ?? (width: 0, height: 0)
-            let image = EncodedImage(bytes: bytes, width: size.width, height: size.height)
-            if let problem = overBudget(image, used: result) {
-                result.skipped.append(Skipped(name: candidate.name, reason: problem))
-            } else {
-                result.packed.append(Packed(name: candidate.name, image: image))
+            switch keptAsIs(candidate, encoder: encoder) {
+            case .failure(let reason):
+                result.skipped.append(Skipped(name: candidate.name, reason: reason.description))
+            case .success(let image):
+                if let problem = overBudget(image, used: result) {
+                    result.skipped.append(Skipped(name: candidate.name, reason: problem))
+                } else {
+                    result.packed.append(Packed(name: candidate.name, image: image))
+                }
             }
         }
         return result
+    }
+
+    private func keptAsIs(
+        _ candidate: Candidate, encoder: any ImageEncoding
+    ) -> Swift.Result<EncodedImage, AssetEncodingError> {
+        let lower = candidate.name.lowercased()
+        let converted = ImageFormat.convertedExtensions.contains(where: lower.hasSuffix)
+        guard converted || ImageFormat(fileName: candidate.name) != nil else {
+            return .failure(AssetEncodingError("the name must end in .jpg, .jpeg or .png"))
+        }
+        // The size is known without reading: an upload over the per-image limit is never loaded.
+        if candidate.source.byteCount > maxBytesPerImage {
+            return .failure(
+                AssetEncodingError(
+                    "\(candidate.source.byteCount) bytes exceeds the per-image limit of \(maxBytesPerImage)"))
+        }
+        guard let bytes = try? candidate.source.bytes(limit: maxBytesPerImage) else {
+            return .failure(AssetEncodingError("the upload could not be read back"))
+        }
+        let stored = ImageFormat(magic: bytes)
+        guard let format = converted ? stored : ImageFormat(fileName: candidate.name) else {
+            return .failure(
+                AssetEncodingError(
+                    "stored as it is, a \(lower.split(separator: ".").last.map { "." + $0 } ?? "") asset must hold "
+                        + "the JPEG or PNG this server converts it to; add ?images=pack to convert it"))
+        }
+        do { _ = try encoder.renderer(for: candidate.source, format: format) } catch { return .failure(error) }
+        let size = encoder.dimensions(of: candidate.source) ?? (width: 0, height: 0)
+        return .success(EncodedImage(bytes: bytes, width: size.width, height: size.height))
     }
 
     private func fit(
