@@ -7,11 +7,15 @@
 #
 # The app's private `files/<dir>` (default `files/widgetbridge`, WidgetBridge's directoryName)
 # ends up holding what the server's group folder holds: `current.json` equal to the server's and
-# `generations/` beside it, nothing nested. Steps, so the widget never finds no feed:
-#   1. `adb push` the group's generations and pointer to a fresh path under /data/local/tmp
-#      (never an existing folder: adb would copy a folder *into* one);
-#   2. `run-as` the app: copy the generations in, write the pointer beside its final name and
-#      rename it over `current.json`, then remove generations the server no longer has;
+# `generations/` beside it, nothing nested. Only the group named like that folder is synced
+# (`widgetbridge` by default; ANDROID_GROUP names another); other groups' changes are ignored.
+# Steps, so the widget never finds no feed and never a generation being written:
+#   1. ask the device which generations it has; `adb push` the ones it lacks and the pointer to
+#      a fresh path under /data/local/tmp (never an existing folder: adb would copy a folder
+#      *into* one);
+#   2. `run-as` the app: copy each new generation in under a `.tmp` name (readers skip those)
+#      and rename it into place, write the pointer beside its final name and rename it over
+#      `current.json`, then remove generations the server no longer has;
 #   3. remove the temporary path; broadcast the update.
 # After a DELETE (FEED_EVENT=delete) the pointer goes first, then the generations.
 #
@@ -25,6 +29,7 @@
 #   ANDROID_WIDGET_IDS   comma-separated appWidgetIds: send APPWIDGET_UPDATE with them, which an
 #                        AppWidgetProvider acts on; without them, Glance's DEBUG_UPDATE action
 #   ANDROID_DIR          the folder under the app's data dir (default files/widgetbridge)
+#   ANDROID_GROUP        the server's group synced there (default: the folder's name)
 #   ANDROID_TMP          the device's scratch folder (default /data/local/tmp)
 #   ANDROID_SERIAL       which device (adb reads it itself); ADB: the adb command (default adb)
 set -eu
@@ -42,6 +47,11 @@ plain "$package" ANDROID_PACKAGE
 plain "$dir" ANDROID_DIR
 plain "$scratch" ANDROID_TMP
 case "$dir" in /* | *..*) fail "ANDROID_DIR '$dir' must be a path inside the app's data folder" ;; esac
+group=${ANDROID_GROUP:-$(basename "$dir")}
+if [ "${FEED_GROUP:-}" != "$group" ]; then
+  echo "android-sync: group ${FEED_GROUP:-?} is not $group (ANDROID_GROUP); nothing synced"
+  exit 0
+fi
 
 device() { "$adb" shell "$1"; }
 in_app() { device "run-as $package sh -c '$1'"; }
@@ -58,17 +68,28 @@ else
     plain "$name" "generation"
     keep="$keep $name"
   done
+  # What the device has already: generations never change once written, so they are not sent again.
+  present=" $(in_app "ls $dir/generations 2>/dev/null || true" | tr -d '\r' | tr '\n' ' ') "
   temporary="$scratch/feed-server-sync-$(date +%s)-$$"
   trap 'device "rm -rf $temporary" >/dev/null 2>&1 || true' EXIT
+  new=""
   for name in $keep; do
+    case "$present" in *" $name "*) continue ;; esac
+    new="$new $name"
     "$adb" push "$FEED_GROUP_DIR/generations/$name" "$temporary/generations/$name" >/dev/null
   done
   "$adb" push "$FEED_GROUP_DIR/current.json" "$temporary/current.json" >/dev/null
   # Pushed as the shell user; the app's user reads them.
   device "chmod -R a+rX $temporary"
-  # Copied in, then the pointer renamed over the old one, then the old generations removed.
+  # Each new generation copied under a .tmp name and renamed into place, then the pointer renamed
+  # over the old one, then the generations the server no longer has removed.
+  copy=""
+  for name in $new; do
+    copy="$copy rm -rf $dir/generations/$name.tmp; cp -R $temporary/generations/$name $dir/generations/$name.tmp; \
+mv $dir/generations/$name.tmp $dir/generations/$name;"
+  done
   prune="for g in $dir/generations/*; do case \" $keep \" in *\" \${g##*/} \"*) ;; *) rm -rf \"\$g\" ;; esac; done"
-  in_app "set -e; mkdir -p $dir/generations; cp -R $temporary/generations/. $dir/generations/; \
+  in_app "set -e; mkdir -p $dir/generations; $copy \
 cp $temporary/current.json $dir/current.json.sync; mv -f $dir/current.json.sync $dir/current.json; $prune"
   device "rm -rf $temporary"
   trap - EXIT

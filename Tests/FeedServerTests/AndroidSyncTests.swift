@@ -84,6 +84,7 @@ import Testing
         try withTestServer(configure: { $0.onPublish = hook(device) }) { server, client in
             let group = server.options.root + "/widgetbridge"
             let onDevice = device.app + "/files/widgetbridge"
+            var firstWritten: Date?
             for (round, text) in ["first", "second", "third"].enumerated() {
                 let id = try publish(client, text)
                 try waitUntil { device.broadcasts.count == round + 1 }
@@ -95,7 +96,18 @@ import Testing
                     FileManager.default.contents(atPath: onDevice + "/generations/\(id)/assets/q1.png")
                         == FileManager.default.contents(atPath: group + "/generations/\(id)/assets/q1.png"))
                 #expect(names(device.scratch).isEmpty, "the temporary path is removed")
+                // A generation on the device is never written again (a widget may be reading it).
+                let feed = onDevice + "/generations/\(names(onDevice + "/generations").first ?? "")/feed.json"
+                let written = try FileManager.default.attributesOfItem(atPath: feed)[.modificationDate] as? Date
+                if round == 0 { firstWritten = written } else if round == 1 { #expect(written == firstWritten) }
             }
+            // Another group is not this widget's: nothing reaches the device.
+            let before = FileManager.default.contents(atPath: onDevice + "/current.json")
+            #expect(try client.put("/feeds/quotes", json: #"{"text":"other"}"#).status == 201)
+            usleep(500_000)
+            #expect(
+                device.broadcasts.count == 3
+                    && FileManager.default.contents(atPath: onDevice + "/current.json") == before)
             #expect(
                 device.broadcasts.allSatisfy {
                     $0 == "broadcast -a androidx.glance.appwidget.action.DEBUG_UPDATE -n \(Self.receiver)"
