@@ -76,7 +76,7 @@ final class Server: Sendable {
         broadcaster.add { [weak cache] in cache?.forget(group: $0.group) }
         broadcaster.add { [weak waiters] in waiters?.feedChanged(group: $0.group) }
         if let command = options.onPublish {
-            let hook = PublishHook(command: command)
+            let hook = PublishHook(command: command, timeoutSeconds: options.onPublishTimeoutSeconds)
             broadcaster.add { hook.run(for: $0) }
         }
         let lint = FeedLint(androidScreen: options.androidScreen)

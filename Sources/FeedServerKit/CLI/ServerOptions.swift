@@ -17,6 +17,8 @@ struct ServerOptions: Sendable, Equatable {
     var readToken: String?
     var corsOrigin: String?
     var onPublish: String?
+    /// Seconds a hook run may take before its process group is killed.
+    var onPublishTimeoutSeconds = 120
     var androidScreen = PlatformLimits.defaultAndroidScreen
     var faultLab = false
     /// `--seed DIR`: a folder of groups published at start.
@@ -206,6 +208,10 @@ struct ServerOptions: Sendable, Equatable {
                 + "FEED_GROUP, FEED_GROUP_DIR, FEED_GENERATION_ID, FEED_FINGERPRINT, FEED_DIR, FEED_FAULT; "
                 + "coalesced per group)"
         ) { $0.onPublish = try nonEmpty($1, "--on-publish") },
+        Option(
+            flag: "--on-publish-timeout", environment: "FEED_SERVER_ON_PUBLISH_TIMEOUT", placeholder: "S",
+            help: "kill a hook run (its whole process group) that takes longer than S s (default 120)"
+        ) { $0.onPublishTimeoutSeconds = try integer($1, "--on-publish-timeout", 1...86_400) },
         Option(
             flag: "--android-screen", environment: "FEED_SERVER_ANDROID_SCREEN", placeholder: "WxH",
             help:
