@@ -41,4 +41,21 @@ import Testing
             #expect(try client.get("/assets/g/\(id)/q1.png").status == 404)
         }
     }
+
+    @Test func anImageServedDuringTheGracePeriodIsNotServedAfterIt() throws {
+        try withTestServer(configure: { $0.graceSeconds = 1 }) { server, client in
+            var body = MultipartBody()
+            body.field("payload", #"{"image":"q1.png"}"#, contentType: "application/json")
+            body.file("image", filename: "q1.png", try TestImages.png(width: 30, height: 20))
+            let id = try #require(try client.putMultipart("/feeds/g", body).json["generationId"] as? String)
+            let asset = "/assets/g/\(id)/q1.png"
+            #expect(try client.get(asset).status == 200)
+            #expect(try client.request("DELETE", "/feeds/g").status == 204)
+            for _ in 0..<3 { #expect(try client.get(asset).status == 200, "within the grace period, again and again") }
+            usleep(1_200_000)
+            #expect(try client.get(asset).status == 404, "past it, though it was served a moment ago")
+            let area = server.options.root + "/.feed-server-deleted/g"
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: area)) ?? []).isEmpty, "and removed")
+        }
+    }
 }

@@ -28,8 +28,10 @@ struct DeletedGenerations {
     }
 
     /// The layout whose generations hold `generationId` among the group's deletions still within
-    /// the grace period, newest first; nil when none does.
+    /// the grace period, newest first; nil when none does. Deletions past it that the look finds
+    /// are removed on the way, so an idle server does not keep them.
     func layout(holding generationId: String, group: String, now: Int64) -> GroupLayout? {
+        removeExpired(group: group, now: now)
         for stamp in stamps(group).filter({ now - $0 < gracePeriodMs }).sorted(by: >) {
             let layout = GroupLayout(
                 root: root, group: group, generationsAt: [Self.folderName, group, String(stamp)])

@@ -249,19 +249,19 @@ public final class FeedStore: Sendable {
     /// generation is not readable. Generations never change once visible, so callers may cache this.
     public func assetIndex(group: String, generationId: String) -> [AssetInfo]? {
         guard SafeName.isGroupName(group), SafeName.isSafe(generationId) else { return nil }
-        let reader = reader(of: assetLayout(group: group, generationId: generationId))
+        let reader = reader(of: assetLayout(group: group, generationId: generationId).layout)
         guard case .success(let generation) = reader.load(generationId, schemaVersion: nil) else { return nil }
         return generation.assets
     }
 
     /// Where a generation's files are: in the group, or, when a DELETE took it within the grace
     /// period, among the deleted generations (so a widget still showing it gets its images).
-    private func assetLayout(group: String, generationId: String) -> GroupLayout {
+    private func assetLayout(group: String, generationId: String) -> (layout: GroupLayout, isDeleted: Bool) {
         let layout = GroupLayout(root: root, group: group)
         guard fileSystem.status(layout.generation(generationId)) == nil,
             let deleted = deletedGenerations.layout(holding: generationId, group: group, now: clock.nowEpochMs())
-        else { return layout }
-        return deleted
+        else { return (layout, false) }
+        return (deleted, true)
     }
 
     private var deletedGenerations: DeletedGenerations {
@@ -275,7 +275,7 @@ public final class FeedStore: Sendable {
         guard SafeName.isGroupName(group), SafeName.isSafe(generationId), SafeName.isSafe(name) else {
             throw FileSystemError(kind: .notFound, operation: "open asset (unsafe name)", path: name)
         }
-        let layout = assetLayout(group: group, generationId: generationId)
+        let layout = assetLayout(group: group, generationId: generationId).layout
         return try fileSystem.openBeneath(root, layout.generationsBelowRoot + [generationId, "assets", name])
     }
 
@@ -288,7 +288,10 @@ public final class FeedStore: Sendable {
         group: String, generationId: String, name: String
     ) throws -> (OpenedFile, ChangeToken?) {
         let file = try openAsset(group: group, generationId: generationId, name: name)
-        let probe = probe(assetLayout(group: group, generationId: generationId).asset(generationId, name))
+        let (layout, isDeleted) = assetLayout(group: group, generationId: generationId)
+        // A deleted generation's asset is served only while its grace period lasts: never kept.
+        guard !isDeleted else { return (file, nil) }
+        let probe = probe(layout.asset(generationId, name))
         guard probe.status == file.status else { return (file, nil) }
         return (
             file,
