@@ -58,4 +58,16 @@ import Testing
             #expect(((try? FileManager.default.contentsOfDirectory(atPath: area)) ?? []).isEmpty, "and removed")
         }
     }
+
+    /// The server's own folders start with '.', so no group does, in any case: on a Mac's
+    /// case-insensitive folder `.FEED-SERVER-DELETED` would be the server's deleted area.
+    @Test func noGroupNameStartsWithADot() throws {
+        try withTestServer { _, client in
+            for name in [".FEED-SERVER-DELETED", ".Feed-server-uploads", ".hidden", ".x"] {
+                let response = try client.put("/feeds/\(name)", json: "[1]")
+                #expect(response.status == 400, "\(name)")
+                #expect(((response.json["detail"] as? String) ?? "").contains("starts with '.'"), "\(name)")
+            }
+        }
+    }
 }

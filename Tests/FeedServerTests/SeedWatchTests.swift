@@ -214,7 +214,7 @@ import Testing
             }
             #expect(later.status == 200)
             #expect(server.store.groups() == ["visible", "visible-later"])
-            #expect(try client.get("/feeds/.hidden-group").status == 404)
+            #expect(try client.get("/feeds/.hidden-group").status == 400, "no group name starts with '.'")
         }
     }
 }

@@ -57,9 +57,11 @@ public enum SafeName {
         return nil
     }
 
-    /// Names under the root the server keeps for itself (uploads in progress, the start-up
-    /// probe): never groups, so no client can publish into or clear them.
-    public static let reservedGroupPrefix = ".feed-server"
+    /// Names under the root the server keeps for itself (`.feed-server-uploads`,
+    /// `.feed-server-deleted`, the start-up probe) start with it: no group does, so no client can
+    /// publish into or clear them, not even where the file system ignores case (a Mac's folder
+    /// bind-mounted into the container), and a hidden folder, which no reader lists, is no group.
+    public static let reservedGroupPrefix = "."
 
     /// Whether `name` can name a group: safe, and not reserved for the server's own folders.
     public static func isGroupName(_ name: String) -> Bool { groupProblem(with: name) == nil }
@@ -68,7 +70,7 @@ public enum SafeName {
     public static func groupProblem(with name: String) -> String? {
         if let problem = problem(with: name) { return problem }
         return name.hasPrefix(reservedGroupPrefix)
-            ? "is reserved for the server's own folders (\(reservedGroupPrefix)...)" : nil
+            ? "starts with '.': hidden folders are the server's own (.feed-server-...) and no reader lists them" : nil
     }
 
     /// Whether `byte` may appear in a safe name (A-Z a-z 0-9 - _ .).
