@@ -118,6 +118,8 @@ package enum ArchiveUnpacker {
         guard let path = entry.path, !path.isEmpty else { throw .unreadablePath }
         if path.hasPrefix("/") { throw .absolutePath(path) }
         if path.split(separator: "/", omittingEmptySubsequences: false).contains("..") { throw .climbsOut(path) }
+        // Never extracted or read, so what it is does not matter (a `.venv/bin/python` link).
+        if SeedLayout.isLeftover(path) { return .skipped }
         switch entry.kind {
         case .symbolicLink: throw .symbolicLink(path)
         case .hardLink: throw .hardLink(path)

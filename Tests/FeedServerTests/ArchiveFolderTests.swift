@@ -19,6 +19,9 @@ import Testing
         for leftover in [".DS_Store", "assets/.DS_Store", "assets/._q1.jpg", "assets/q1.jpg~", ".git/config"] {
             manager.createFile(atPath: folder + "/" + leftover, contents: Data([0, 1, 2]))
         }
+        // A link inside a hidden folder is skipped with it, whatever it points at.
+        try manager.createDirectory(atPath: folder + "/.venv/bin", withIntermediateDirectories: true)
+        try manager.createSymbolicLink(atPath: folder + "/.venv/bin/python", withDestinationPath: "/usr/bin/python3")
         return folder
     }
 

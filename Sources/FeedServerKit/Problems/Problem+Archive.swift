@@ -6,7 +6,9 @@ extension Problem {
     init(_ error: ArchiveError) {
         switch error {
         case .malformed(let reason):
-            self = .invalidArchive("The body is not a readable tar archive: \(reason). Nothing was published.")
+            self = .invalidArchive(
+                "The body is not a readable tar archive (a tar, plain or gzip-compressed): \(reason). "
+                    + "Nothing was published.")
         case .unreadablePath:
             self = .invalidArchiveEntry("An entry's path is empty or not UTF-8.")
         case .absolutePath(let path):

@@ -33,9 +33,7 @@ package enum SeedLayout {
         // `tar -C group .` names every entry `./…`.
         if components.first == "." { components.removeFirst() }
         if isFolder, components.last == "" { components.removeLast() }
-        // A Finder's `.DS_Store` or `._name`, a hidden folder, a swap file, at any depth: skipped
-        // by a seed folder and an archive alike, so `tar -C folder .` is the scenario the folder is.
-        if components.contains(where: { $0 != "." && $0 != ".." && isEditorLeftover($0) }) { return .skipped }
+        if isLeftover(path) { return .skipped }
         if isFolder {
             guard components.isEmpty || components == [assetsFolder] else { throw .outsideLayout }
             return .folder
@@ -51,6 +49,13 @@ package enum SeedLayout {
     private static func classifyAsset(_ name: String) throws(SeedLayoutError) -> Place {
         if let reason = SafeName.problem(with: name) { throw .unsafeAssetName(name, reason: reason) }
         return .asset(name)
+    }
+
+    /// Whether `path` is, or lies in, a Finder's `.DS_Store` or `._name`, a hidden folder, a swap
+    /// or backup file, at any depth: skipped by a seed folder and an archive alike (whatever the
+    /// entry is, a link included), so `tar -C folder .` is the scenario the folder is.
+    package static func isLeftover(_ path: String) -> Bool {
+        path.split(separator: "/").contains { $0 != "." && $0 != ".." && isEditorLeftover(String($0)) }
     }
 
     /// Hidden files, `name~` backups and `.swp`/`.swx` swap files.
