@@ -57,4 +57,18 @@ import Testing
             #expect(rest.hasSuffix("0\r\n\r\n"), "the chunked stream ends with its last chunk")
         }
     }
+
+    @Test func aDeleteIsToldOnceAndTheNextPublishIsSentAgain() throws {
+        try withTestServer { server, client in
+            let first = try #require(try client.put("/feeds/g", json: "[1]").json["fingerprint"] as? String)
+            let stream = try open(server.port)
+            _ = try stream.readUntil("id: \(first)")
+            #expect(try client.request("DELETE", "/feeds/g").status == 204)
+            _ = try stream.readUntil("event: gone\ndata: {}")
+            // The same content again: a new generation with the fingerprint the stream had seen.
+            #expect(try client.put("/feeds/g", json: "[1]").status == 201)
+            let text = try stream.readUntil("event: generation\ndata: {\"generationId\"", occurrence: 2)
+            #expect(text.components(separatedBy: "event: gone").count == 2, "told once")
+        }
+    }
 }

@@ -147,9 +147,28 @@ final class Waiters: Sendable {
             var served: FeedResponseCache.Entry?
             if case .feed(let entry) = cache.lookup(key) { served = entry }
             wake { $0.key == key && $0.entityTag != served?.entityTag }
-            guard let served else { continue }
+            guard let served else {
+                sendGone(toStreamsOf: key)
+                continue
+            }
             send(served, toStreamsOf: key)
         }
+    }
+
+    /// Tells the streams of `key` that had a generation that there is none now (a DELETE, or
+    /// nothing readable), once: the next generation is sent to them again.
+    private func sendGone(toStreamsOf key: FeedResponseCache.Key) {
+        let now = MonotonicClock.nanos()
+        let streams = subscribers.withLock { subscribers -> [EventStream] in
+            var due: [EventStream] = []
+            for (id, subscriber) in subscribers where subscriber.key == key && subscriber.lastFingerprint != nil {
+                subscribers[id]?.lastFingerprint = nil
+                subscribers[id]?.lastWriteNanos = now
+                due.append(subscriber.stream)
+            }
+            return due
+        }
+        for stream in streams { stream.send(Array("event: gone\ndata: {}\n\n".utf8)) }
     }
 
     /// Sends the served generation to the streams of `key` that have not seen it.

@@ -386,6 +386,8 @@ function follow() {
   const events = new EventSource(`/feeds/${encodeURIComponent(group)}/events` + (token ? "?access_token=" + encodeURIComponent(token) : ""));
   events.onopen = () => { $("connection").innerHTML = '<span class="live">live</span> (events)'; };
   events.addEventListener("generation", () => refresh());
+  // The feed was deleted, or nothing is readable: refresh() shows that.
+  events.addEventListener("gone", () => refresh());
   // EventSource gives up for good on a 401 (a token changed or revoked): start again once the
   // feed can be read, asking for the token if need be.
   events.onerror = () => {

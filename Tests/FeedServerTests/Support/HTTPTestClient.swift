@@ -114,7 +114,13 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
     /// Reads raw bytes (a streamed body, chunk framing included) until `needle` has arrived;
     /// returns everything read so far.
     func readUntil(_ needle: String) throws -> String {
-        _ = try fill(until: { $0.firstRange(of: Array(needle.utf8)) })
+        try readUntil(needle, occurrence: 1)
+    }
+
+    /// Reads until everything read holds `needle` `occurrence` times; returns everything read.
+    func readUntil(_ needle: String, occurrence: Int) throws -> String {
+        let bytes = Array(needle.utf8)
+        _ = try fill(until: { $0.ranges(of: bytes).count >= occurrence ? true : nil })
         return String(decoding: buffer, as: UTF8.self)
     }
 
