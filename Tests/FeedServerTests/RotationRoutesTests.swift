@@ -93,4 +93,18 @@ import Testing
             }
         }
     }
+
+    @Test func aTimelineThatWouldRepeatMoreThanAFeedMayHoldIsRefused() throws {
+        try withTestServer(configure: { $0.maxPayloadBytes = 64 << 10 }) { _, client in
+            let item = String(repeating: "x", count: 10_000)
+            #expect(try client.put("/feeds/wide", json: #"{"items":["\#(item)"]}"#).status == 201)
+            let refused = try client.get("/feeds/wide/timeline?items=/items&hours=24")
+            #expect(refused.status == 422)
+            #expect(refused.json["type"] as? String == "https://feed-server.invalid/problems/timeline-too-large")
+            #expect(((refused.json["detail"] as? String) ?? "").contains("fewer hours"))
+            let small = try client.get("/feeds/wide/timeline?items=/items&hours=2")
+            #expect(small.status == 200)
+            #expect((small.json["entries"] as? [[String: Any]])?.map { $0["item"] as? String } == [item, item])
+        }
+    }
 }

@@ -85,6 +85,14 @@ extension Problem {
     }
 
     /// 422 for a timeline pointer that names no non-empty array.
+    /// 422 for a timeline whose entries would repeat more item bytes than a feed may hold.
+    static func timelineTooLarge(bytes: Int, limit: Int, hours: Int) -> Problem {
+        Problem(
+            status: 422, type: "timeline-too-large", title: "Timeline too large",
+            detail: "The \(hours) entries would hold \(bytes) bytes of items, more than \(limit) "
+                + "(--max-payload-bytes): ask for fewer hours, or point items at smaller values.")
+    }
+
     static func noItems(pointer: String, generation: String) -> Problem {
         Problem(
             status: 422, type: "no-items", title: "No items at that pointer",

@@ -59,23 +59,30 @@ struct RotationRoutes: Sendable {
         else {
             throw Problem.noItems(pointer: pointerText, generation: generation.generationId)
         }
-        let entries: [JSONValue] = WidgetTimeline.entries(
+        let entries = WidgetTimeline.entries(
             count: positions.count, startEpochMs: start, hours: hours, zoneOffsetSeconds: zone
-        ) { payload.node(atTapePosition: positions[$0])?.value ?? .null }
-        .map {
-            .object([
-                JSONMember("startEpochMs", .number(String($0.startEpochMs))),
-                JSONMember("slot", .number(String($0.slot))),
-                JSONMember("index", .number(String($0.index))),
-                JSONMember("item", $0.item),
-            ])
+        ) { _ in .null }
+        // Items are copied as their canonical bytes, never as trees, and the answer is sized
+        // before it is built: an hour per entry repeats an item, so a large one is refused.
+        let items = entries.map { payload.node(atTapePosition: positions[$0.index])?.compactBytes ?? [] }
+        let itemBytes = items.reduce(0) { $0 &+ $1.count }
+        let limit = store.configuration.maxFeedBytes
+        guard itemBytes <= limit else {
+            throw Problem.timelineTooLarge(bytes: itemBytes, limit: limit, hours: entries.count)
         }
-        let body = CompactJSON.bytes(
-            .object([
-                JSONMember("generationId", .string(generation.generationId)),
-                JSONMember("entries", .array(entries)),
-            ]))
-        return .json(200, body + [0x0A], headers: [("Cache-Control", "no-store")])
+        var body = Array(#"{"generationId":"#.utf8)
+        body.reserveCapacity(itemBytes + entries.count * 96 + 128)
+        CompactJSON.writeString(generation.generationId, to: &body)
+        body += Array(#","entries":["#.utf8)
+        for (position, (entry, item)) in zip(entries, items).enumerated() {
+            if position > 0 { body.append(UInt8(ascii: ",")) }
+            body += Array(
+                #"{"startEpochMs":\#(entry.startEpochMs),"slot":\#(entry.slot),"index":\#(entry.index),"item":"#.utf8)
+            body += item.isEmpty ? Array("null".utf8) : Array(item)
+            body.append(UInt8(ascii: "}"))
+        }
+        body += Array("]}\n".utf8)
+        return .json(200, body, headers: [("Cache-Control", "no-store")])
     }
 }
 
