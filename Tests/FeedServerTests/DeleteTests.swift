@@ -71,3 +71,29 @@ import Testing
         }
     }
 }
+
+/// A writer that keeps a group's lock (another process, a fault-lab hold) holds a publish or
+/// DELETE back for `lockWaitMs` at most, never a work-pool thread for good.
+@Suite struct GroupLockWaitTests {
+    @Test func aPublishAndADeleteBehindAHeldLockAre409AfterTheWaitAndOtherGroupsAreServed() throws {
+        try withTestServer { server, client in
+            #expect(try client.put("/feeds/g", json: "[1]").status == 201)
+            #expect(try client.put("/feeds/other", json: "[1]").status == 201)
+            let descriptor = open(server.options.root + "/g/publish.lock", O_RDWR)
+            #expect(descriptor >= 0)
+            defer { close(descriptor) }
+            #expect(flock(descriptor, LOCK_EX) == 0, "the test plays another writer")
+            let started = Date()
+            let publish = try client.put("/feeds/g", json: "[2]")
+            #expect(publish.status == 409)
+            #expect(publish.json["type"] as? String == "https://feed-server.invalid/problems/group-locked")
+            #expect(publish.header("Retry-After") == "1")
+            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(try client.request("DELETE", "/feeds/g").status == 409)
+            #expect(try client.put("/feeds/other", json: "[2]").status == 201, "another group is not held")
+            #expect(try client.get("/feeds/g").json["payload"] as? [Int] == [1], "nothing was written")
+            _ = flock(descriptor, LOCK_UN)
+            #expect(try client.put("/feeds/g", json: "[2]").status == 201)
+        }
+    }
+}

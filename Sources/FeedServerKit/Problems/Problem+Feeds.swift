@@ -144,6 +144,13 @@ extension Problem {
                 detail: served.map { "The served generation has fingerprint \($0); nothing was changed." }
                     ?? "The group has no feed; nothing was changed.")
             if let served { headers = [("ETag", Conditional.entityTag(served))] }
+        case .groupLocked(let waited):
+            self = Problem(
+                status: 409, type: "group-locked", title: "Group locked by another writer",
+                detail: "Another writer held the group's lock (a publish in progress, a fault-lab hold, or another "
+                    + "process on this root) for the \((waited + 999) / 1000) s a write waits for it; nothing was "
+                    + "written. Retry in a moment.",
+                headers: [("Retry-After", "1")])
         }
     }
 

@@ -58,14 +58,15 @@ struct FeedPublisher {
     }
 
     /// Runs `body` holding the group's advisory lock, creating the group folder the lock file
-    /// lives in first. File-system failures become `PublishError.storage` with root-relative paths.
+    /// lives in first, waiting `lockWaitMs` at most for another writer (`groupLocked` after it).
+    /// File-system failures become `PublishError.storage` with root-relative paths.
     func underGroupLock<T>(_ operation: String, _ body: () throws -> T) throws(PublishError) -> T {
-        try mappingFailures(operation) {
-            try prepareGroupFolder()
-            let lock = try fileSystem.lockExclusive(layout.lockFile)
-            defer { lock.unlock() }
-            return try body()
+        let wait = configuration.lockWaitMs
+        guard let lock = try groupLock(waitingUntil: MonotonicClock.nanos() &+ wait &* 1_000_000) else {
+            throw .groupLocked(waitedMs: wait)
         }
+        defer { lock.unlock() }
+        return try mappingFailures(operation) { try body() }
     }
 
     /// The group's advisory lock if it can be had before `deadline` (monotonic nanoseconds), nil
@@ -73,10 +74,13 @@ struct FeedPublisher {
     func groupLock(waitingUntil deadline: Int64) throws(PublishError) -> (any FileLock)? {
         try mappingFailures("lock") {
             try prepareGroupFolder()
+            // Short sleeps first: an ordinary writer holds the lock for milliseconds.
+            var pause: useconds_t = 500
             while true {
                 if let lock = try fileSystem.tryLockExclusive(layout.lockFile) { return lock }
                 if MonotonicClock.nanos() >= deadline { return nil }
-                usleep(10_000)
+                usleep(pause)
+                pause = min(pause * 2, 10_000)
             }
         }
     }

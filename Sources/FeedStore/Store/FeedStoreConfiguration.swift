@@ -19,6 +19,10 @@ public struct FeedStoreConfiguration: Sendable {
     /// written nothing (`FeedStore.isCurrent`); 0 stats it on every check. Bounds how late a
     /// write by another process is seen.
     public var probeIntervalNanos: Int64
+    /// Longest a publish or DELETE waits for its group's lock (another writer: a publish in
+    /// progress, a fault-lab hold, another process) before it is refused with `groupLocked`, so
+    /// no writer can keep a thread waiting for it.
+    public var lockWaitMs: Int64 = 5_000
 
     /// Creates a configuration; the defaults match WidgetBridge (keep 1) plus a 60 s grace period.
     public init(
@@ -102,6 +106,8 @@ public enum PublishError: Error, Equatable, Sendable, CustomStringConvertible {
     case storage(FileSystemError, outcome: StorageOutcome)
     /// The write's precondition did not hold; `servedFingerprint` is what is served now (nil: no feed).
     case preconditionFailed(servedFingerprint: String?)
+    /// Another writer kept the group's lock for the whole wait (`lockWaitMs`); nothing was written.
+    case groupLocked(waitedMs: Int64)
 
     /// A readable account of the problem.
     public var description: String {
@@ -114,6 +120,7 @@ public enum PublishError: Error, Equatable, Sendable, CustomStringConvertible {
         case .feedTooLarge(let bytes, let limit): return "feed.json would have \(bytes) bytes; the limit is \(limit)"
         case .storage(let error, let outcome): return "storage failure: \(error) (\(outcome.rawValue))"
         case .preconditionFailed(let served): return "precondition failed; served fingerprint is \(served ?? "none")"
+        case .groupLocked(let waited): return "another writer held the group's lock for \(waited) ms"
         }
     }
 }
