@@ -104,10 +104,8 @@ struct JSONGrammar<Builder: JSONBuilder> {
         position += 1
         var object = builder.beginObject()
         // Names compared as bytes: Swift `String`s are equal under canonical equivalence, so a
-        // precomposed and a decomposed "é" would wrongly count as the same member. Made only
-        // for an object with a second member.
-        var names: Set<[UInt8]>?
-        var firstName: [UInt8]?
+        // precomposed and a decomposed "é" would wrongly count as the same member.
+        var names = MemberNames()
         skipWhitespace()
         if consume(UInt8(ascii: "}")) { return builder.endObject(object) }
         while true {
@@ -117,15 +115,11 @@ struct JSONGrammar<Builder: JSONBuilder> {
             }
             let nameOffset = position
             try parseString()
-            if let first = firstName {
-                if names == nil { names = [first] }
-                guard names?.insert(text).inserted == true else {
-                    let name = String(decoding: text, as: UTF8.self)
-                    throw JSONParseError(offset: nameOffset, reason: "duplicate member name \"\(name)\"")
-                }
-            } else {
-                firstName = text
+            if let earlier = names.offsets(matching: text), try hasName(at: earlier) {
+                let name = String(decoding: text, as: UTF8.self)
+                throw JSONParseError(offset: nameOffset, reason: "duplicate member name \"\(name)\"")
             }
+            names.insert(text, at: nameOffset)
             text.withUnsafeBufferPointer { builder.beginMember($0, in: &object) }
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { throw fail("expected ':' after a member name") }
@@ -199,6 +193,23 @@ struct JSONGrammar<Builder: JSONBuilder> {
 
     /// Reads a string literal into `text`: its unescaped UTF-8 bytes (kept as bytes so names
     /// compare exactly).
+    /// Whether a name decoded earlier at one of `offsets` is the one just decoded into `text`
+    /// (their hashes matched): each is decoded again, and `text` and the position restored.
+    private mutating func hasName(at offsets: [Int]) throws(JSONParseError) -> Bool {
+        let current = text
+        let resume = position
+        defer {
+            text = current
+            position = resume
+        }
+        for offset in offsets {
+            position = offset
+            try parseString()
+            if text == current { return true }
+        }
+        return false
+    }
+
     private mutating func parseString() throws(JSONParseError) {
         position += 1  // opening quote
         text.removeAll(keepingCapacity: true)
