@@ -692,6 +692,41 @@ def bigjson():
         summary("bigjson", f"{label}: VmHWM", f"{hwm:.1f} MiB", f"{idle:.1f} MiB", f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
 
 
+def members_body(size):
+    """A JSON object of about `size` bytes with as many members as fit: {"k0":0,"k1":0,...}."""
+    parts, total, index = [], 1, 0
+    while total < size:
+        part = f'"k{index}":0'
+        parts.append(part)
+        total += len(part) + 1
+        index += 1
+    return ("{" + ",".join(parts) + "}").encode()
+
+
+def members():
+    """Four concurrent publishes of a 16 MiB object with about 1.4 million members (under a 32 MiB
+    --max-payload-bytes): the shape that costs a parser most per byte (a name per member)."""
+    body = members_body(16 * MIB)
+    with running("members", "--max-payload-bytes", str(32 * MIB), label="32 MiB") as server:
+        request(server.port, "GET", "/healthz")
+        idle = server.rss_mib()
+        results = [None] * 4
+
+        def put(i):
+            results[i] = exchange(server.port, "PUT", f"/feeds/m{i}", {"Content-Type": "application/json"}, [body], len(body), limit_s=120)
+
+        threads = [threading.Thread(target=put, args=(i,)) for i in range(4)]
+        for t in threads: t.start()
+        for t in threads: t.join(150)
+        hwm = server.hwm_mib()
+        statuses = [r[0] for r in results]
+        print(f"| 4 × {len(body) / MIB:.1f} MiB objects | {statuses} | {max(r[1] for r in results):.2f} s | idle {idle:.1f} MiB | VmHWM {hwm:.1f} MiB |")
+        summary("members", "4 concurrent 16 MiB many-member objects: statuses, slowest",
+                f"{statuses}, {max(r[1] for r in results):.2f} s", "", "all 201", all(s == 201 for s in statuses))
+        summary("members", "4 concurrent 16 MiB many-member objects: VmHWM", f"{hwm:.1f} MiB", f"{idle:.1f} MiB",
+                f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
+
+
 # ---------------------------------------------------------------- listings
 
 def timed_get(port, path, timeout=120):
@@ -833,7 +868,7 @@ def streams():
 # ---------------------------------------------------------------- main
 
 SCENARIOS = {"versions": versions, "faults": faults, "sparse": sparse, "fifo": fifo, "cache": cache,
-             "bigjson": bigjson, "listings": listings, "streams": streams}
+             "bigjson": bigjson, "members": members, "listings": listings, "streams": streams}
 
 
 class ScenarioTimeout(Exception):
