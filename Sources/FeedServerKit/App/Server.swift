@@ -21,6 +21,8 @@ final class Server: Sendable {
     /// Request counters and publish latency, served at `/metrics`.
     let metrics: Metrics
     private let waiters: Waiters
+    /// Tells the cache, the waiters and the hook of every change; emptied at shutdown.
+    private let broadcaster: PublishBroadcaster
     private let pool: WorkPool
     private let faultLab: FaultLab?
     /// `--watch`: the seed folder's watcher.
@@ -34,6 +36,7 @@ final class Server: Sendable {
     init(options: ServerOptions) throws {
         self.options = options
         let broadcaster = PublishBroadcaster()
+        self.broadcaster = broadcaster
         let store = FeedStore(root: options.root, configuration: options.storeConfiguration, notifier: broadcaster)
         try Self.prepareRoot(of: store)
         store.sweepLeftovers()
@@ -69,12 +72,13 @@ final class Server: Sendable {
             try Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
         }
         self.waiters = waiters
-        // Weak: the store holds the broadcaster and the waiters hold the store (through the
-        // cache), so a strong capture would keep every part of a stopped server alive.
+        // Strong, and dropped at shutdown (`removeAll`): the store holds the broadcaster and the
+        // waiters hold the store, a cycle only that breaks. Not weak: a weak reference's side
+        // table, alive until exit, looks leaked to LeakSanitizer (docs/testing.md).
         // The cache first: a waiter woken next renders what is current, and a deleted feed's
         // bytes are given back at once.
-        broadcaster.add { [weak cache] in cache?.forget(group: $0.group) }
-        broadcaster.add { [weak waiters] in waiters?.feedChanged(group: $0.group) }
+        broadcaster.add { cache.forget(group: $0.group) }
+        broadcaster.add { waiters.feedChanged(group: $0.group) }
         if let command = options.onPublish {
             let hook = PublishHook(command: command, timeoutSeconds: options.onPublishTimeoutSeconds)
             broadcaster.add { hook.run(for: $0) }
@@ -218,5 +222,6 @@ final class Server: Sendable {
         // Resumed connections are answered by the daemon's threads before they stop.
         usleep(20_000)
         daemon.stop()
+        broadcaster.removeAll()
     }
 }

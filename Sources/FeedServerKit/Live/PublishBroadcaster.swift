@@ -11,6 +11,11 @@ final class PublishBroadcaster: PublishNotifier {
         listeners.withLock { $0.append(listener) }
     }
 
+    /// Drops every listener (at shutdown: they hold parts of the server that hold the store).
+    func removeAll() {
+        listeners.withLock { $0.removeAll() }
+    }
+
     func feedPublished(_ event: PublishEvent) {
         for listener in listeners.withLock({ $0 }) { listener(event) }
     }
