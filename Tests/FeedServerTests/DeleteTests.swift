@@ -6,6 +6,14 @@ import Testing
 
 /// `DELETE /feeds/{group}` as a widget still showing the old feed sees it.
 @Suite struct DeleteTests {
+    /// Publishes group `g` with one image, `q1.png`; its generation id.
+    private func publishWithImage(_ client: HTTPTestClient) throws -> String {
+        var body = MultipartBody()
+        body.field("payload", #"{"image":"q1.png"}"#, contentType: "application/json")
+        body.file("image", filename: "q1.png", try TestImages.png(width: 30, height: 20))
+        return try #require(try client.putMultipart("/feeds/g", body).json["generationId"] as? String)
+    }
+
     @Test func theFeedIsGoneAtOnceItsImagesStayThroughTheGracePeriodAndTheGroupLeavesTheListing() throws {
         try withTestServer { server, client in
             var body = MultipartBody()
@@ -33,10 +41,7 @@ import Testing
 
     @Test func withNoGracePeriodTheImagesGoWithTheFeed() throws {
         try withTestServer(configure: { $0.graceSeconds = 0 }) { _, client in
-            var body = MultipartBody()
-            body.field("payload", #"{"image":"q1.png"}"#, contentType: "application/json")
-            body.file("image", filename: "q1.png", try TestImages.png(width: 30, height: 20))
-            let id = try #require(try client.putMultipart("/feeds/g", body).json["generationId"] as? String)
+            let id = try publishWithImage(client)
             #expect(try client.request("DELETE", "/feeds/g").status == 204)
             #expect(try client.get("/assets/g/\(id)/q1.png").status == 404)
         }
@@ -44,10 +49,7 @@ import Testing
 
     @Test func anImageServedDuringTheGracePeriodIsNotServedAfterIt() throws {
         try withTestServer(configure: { $0.graceSeconds = 1 }) { server, client in
-            var body = MultipartBody()
-            body.field("payload", #"{"image":"q1.png"}"#, contentType: "application/json")
-            body.file("image", filename: "q1.png", try TestImages.png(width: 30, height: 20))
-            let id = try #require(try client.putMultipart("/feeds/g", body).json["generationId"] as? String)
+            let id = try publishWithImage(client)
             let asset = "/assets/g/\(id)/q1.png"
             #expect(try client.get(asset).status == 200)
             #expect(try client.request("DELETE", "/feeds/g").status == 204)
