@@ -272,11 +272,19 @@ public final class FeedStore: Sendable {
     /// `<group>/generations/<id>/assets/<name>` without following any symlink; it must be a regular
     /// file. (Whether the generation lists the name is `assetIndex`'s answer.)
     public func openAsset(group: String, generationId: String, name: String) throws -> OpenedFile {
+        try openAssetLocated(group: group, generationId: generationId, name: name).file
+    }
+
+    /// The opened asset and whether it came from the deleted generations (its layout looked up once).
+    private func openAssetLocated(
+        group: String, generationId: String, name: String
+    ) throws -> (file: OpenedFile, layout: GroupLayout, isDeleted: Bool) {
         guard SafeName.isGroupName(group), SafeName.isSafe(generationId), SafeName.isSafe(name) else {
             throw FileSystemError(kind: .notFound, operation: "open asset (unsafe name)", path: name)
         }
-        let layout = assetLayout(group: group, generationId: generationId).layout
-        return try fileSystem.openBeneath(root, layout.generationsBelowRoot + [generationId, "assets", name])
+        let (layout, isDeleted) = assetLayout(group: group, generationId: generationId)
+        let file = try fileSystem.openBeneath(root, layout.generationsBelowRoot + [generationId, "assets", name])
+        return (file, layout, isDeleted)
     }
 
     /// Opens an asset as `openAsset` does, with a token that stays current while the asset's path
@@ -287,8 +295,7 @@ public final class FeedStore: Sendable {
     public func openAssetForReuse(
         group: String, generationId: String, name: String
     ) throws -> (OpenedFile, ChangeToken?) {
-        let file = try openAsset(group: group, generationId: generationId, name: name)
-        let (layout, isDeleted) = assetLayout(group: group, generationId: generationId)
+        let (file, layout, isDeleted) = try openAssetLocated(group: group, generationId: generationId, name: name)
         // A deleted generation's asset is served only while its grace period lasts: never kept.
         guard !isDeleted else { return (file, nil) }
         let probe = probe(layout.asset(generationId, name))
