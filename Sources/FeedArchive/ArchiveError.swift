@@ -38,6 +38,8 @@ package enum ArchiveError: Error, Equatable, Sendable {
     case metaTooLarge(bytes: Int, limit: Int)
     /// `meta.json` is not a `SeedMeta` (why, as `SeedMeta` says).
     case invalidMeta(reason: String)
+    /// `profile.json` is too large or not a `WidgetProfile` (why, as `WidgetProfile` says).
+    case invalidProfile(reason: String)
     /// No `payload.json`.
     case missingPayload
     /// An asset could not be written where the unpacker was told to (a few words, no path).

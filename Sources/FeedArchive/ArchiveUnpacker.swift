@@ -25,6 +25,8 @@ package struct UnpackedArchive {
     package var schemaVersion: Int
     /// The files of `assets/`, in archive order.
     package var assets: [AssetBudget.Candidate]
+    /// From `profile.json`; nil without one.
+    package var profile: WidgetProfile?
 }
 
 /// Unpacks a tar in the seed layout (`SeedLayout`), refusing the whole archive at its first
@@ -53,6 +55,7 @@ package enum ArchiveUnpacker {
     {
         var payload: [UInt8]?
         var meta: [UInt8]?
+        var profile: [UInt8]?
         var assets: [AssetBudget.Candidate] = []
         var seen = Set<String>()
         var entries = 0
@@ -82,6 +85,7 @@ package enum ArchiveUnpacker {
             case .folder, .skipped: continue
             case .payload: key = SeedLayout.payloadFile
             case .meta: key = SeedLayout.metaFile
+            case .profile: key = SeedLayout.profileFile
             case .asset(let name): key = SeedLayout.assetsFolder + "/" + name
             }
             guard seen.insert(key).inserted else { throw .duplicateEntry(key) }
@@ -97,6 +101,11 @@ package enum ArchiveUnpacker {
                     throw .metaTooLarge(bytes: entry.size, limit: SeedMeta.maxBytes)
                 }
                 meta = try readAll(reader, entry: key, bounds)
+            case .profile:
+                guard entry.size <= WidgetProfile.maxBytes else {
+                    throw .invalidProfile(reason: "it has \(entry.size) bytes; the limit is \(WidgetProfile.maxBytes)")
+                }
+                profile = try readAll(reader, entry: key, bounds)
             case .asset(let name):
                 let source = try readAsset(reader, entry: key, bounds, into: spool)
                 assets.append(AssetBudget.Candidate(name: name, source: source))
@@ -109,7 +118,11 @@ package enum ArchiveUnpacker {
                 throw .invalidMeta(reason: error.description)
             }
         }
-        return UnpackedArchive(payload: payload, schemaVersion: schemaVersion, assets: assets)
+        var stated: WidgetProfile?
+        if let profile {
+            do { stated = try WidgetProfile(json: profile) } catch { throw .invalidProfile(reason: error.detail) }
+        }
+        return UnpackedArchive(payload: payload, schemaVersion: schemaVersion, assets: assets, profile: stated)
     }
 
     /// The entry's place in the layout, or why it has none; the entry's own faults (path, kind)

@@ -111,13 +111,15 @@ final class Server: Sendable {
         let faultLab = options.faultLab ? FaultLab() : nil
         self.faultLab = faultLab
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
-        let rotation = RotationRoutes(store: store, cache: cache, clock: SystemClock())
+        let rotation = RotationRoutes(clock: SystemClock())
+        let timeline = TimelineRoutes(store: store, cache: cache, clock: SystemClock())
         let archives = ArchiveRoutes(
             feeds: feeds, uploads: uploads, maxEntries: transport.maxParts,
             notModifiedStatesLength: transport.notModifiedStatesLength)
         let assets = AssetRoutes(store: store, caching: caching)
         let router = Router(
-            routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + [assets.route]
+            routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + timeline.routes
+                + ProfileRoutes(store: store).routes + [assets.route]
                 + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let authorization = Authorization(

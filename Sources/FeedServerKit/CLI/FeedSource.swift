@@ -71,8 +71,9 @@ struct FeedSource {
             }
             var packing = AssetUpload.Options()
             packing.raw = images == .raw
-            let upload = try AssetUpload.pack(
+            var upload = try AssetUpload.pack(
                 payload: seed.payload, candidates: seed.assets, options: packing, encoder: encoder, threads: threads)
+            upload.profile = seed.profile
             return (upload, seed.schemaVersion)
         case .archive:
             // In memory, as a seed folder's assets are: bounded by --max-body-bytes, and the root

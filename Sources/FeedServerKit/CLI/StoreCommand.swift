@@ -68,7 +68,7 @@ enum StoreCommand {
             let (upload, schemaVersion) = try source.upload(
                 limits: options.server, images: options.images, encoder: encoder, threads: threads)
             let committer = PublishCommit(store: store, lint: FeedLint(androidScreen: options.server.androidScreen))
-            let warnings = committer.warnings(upload)
+            let warnings = committer.warnings(upload, group: group)
             SeedLog.warnings(warnings, prefix: "feed-server publish: \(shown)")
             let committed = try committer.commit(
                 group: group, upload: upload, schemaVersion: options.schemaVersion ?? schemaVersion ?? 1,
@@ -101,7 +101,8 @@ enum StoreCommand {
             return refuse(options.name, error, source: source)
         }
         let lint = FeedLint(androidScreen: options.server.androidScreen)
-        let report = PublishLint.warnings(payload: upload.payload, packing: upload.packing, lint: lint, limits: limits)
+        let report = PublishLint.warnings(
+            payload: upload.payload, packing: upload.packing, lint: lint, limits: limits, profile: upload.profile)
         let shown = "'\(LogSafe.name(operand))'"
         SeedLog.warnings(report, prefix: "feed-server lint: \(shown)")
         let members =

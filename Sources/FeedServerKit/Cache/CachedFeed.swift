@@ -14,6 +14,8 @@ final class RenderedGeneration: Sendable {
     }
 
     let identity: Identity
+    /// The generation's assets (a timeline gives each item's image its size and URL).
+    let assets: [String: AssetInfo]
     /// The body of `GET /feeds/{group}`.
     let body: SharedBody
     /// Where the compact payload lies in `body`.
@@ -27,6 +29,7 @@ final class RenderedGeneration: Sendable {
 
     init(group: String, generation: Generation) {
         identity = Identity(group: group, generationId: generation.id, fingerprint: generation.fingerprint)
+        assets = Dictionary(generation.assets.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let rendered = FeedRendering.body(group: group, generation: generation)
         body = SharedBody(rendered.bytes)
         payloadRange = rendered.payload
@@ -64,7 +67,7 @@ final class RenderedGeneration: Sendable {
 
     /// Bytes it holds: the body, the payload's document once made, and the arrays' positions.
     var footprint: Int {
-        body.bytes.count + (document.withLock { $0?.footprint } ?? 0)
+        body.bytes.count + assets.count * 96 + (document.withLock { $0?.footprint } ?? 0)
             + arrays.withLock { $0.values.reduce(0) { $0 + $1.count * MemoryLayout<UInt32>.stride } }
     }
 }

@@ -60,6 +60,8 @@ extension Problem {
             self = .invalidArchive("meta.json has \(bytes) bytes; the limit is \(limit).")
         case .invalidMeta(let reason):
             self = .invalidArchive("meta.json: \(reason). Nothing was published.")
+        case .invalidProfile(let reason):
+            self = .invalidArchive("profile.json: \(reason) Nothing was published.")
         case .missingPayload:
             self = .badRequest(
                 "missing-payload", "Missing payload", "The archive has no payload.json. Nothing was published.")

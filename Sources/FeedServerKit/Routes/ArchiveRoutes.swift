@@ -45,50 +45,49 @@ struct ArchiveRoutes: Sendable {
         guard let generation = store.read(group: group, schemaVersion: schemaVersion).served else {
             throw .nothingToExport(group: group)
         }
-        let tag = Conditional.entityTag(generation.fingerprint)
+        let archive = GenerationArchive(store: store, group: group, generation: generation)
+        let tag = archive.entityTag
         var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
-        let key = ExportSizes.Key(group: group, generationId: generation.id, fingerprint: generation.fingerprint)
+        let key = ExportSizes.Key(group: group, generationId: generation.id, entityTag: tag)
         if Conditional.ifNoneMatch(routed.request.headers["If-None-Match"], matches: tag) {
             // Under `--not-modified-length representation`, the length of the `200` it stands for,
             // as the feed's `304` states it (RFC 9110 §8.6); the transport sends 0 otherwise.
             var notModified = HTTPResponse(status: 304, headers: headers)
             notModified.body = .lengthOnly(
-                notModifiedStatesLength ? try exportSize(generation, group: group, key: key) : 0)
+                notModifiedStatesLength ? try exportSize(archive, key: key) : 0)
             return notModified
         }
-        let archive: OpenedFile
-        do { archive = try write(generation, group: group) } catch {
+        let file: OpenedFile
+        do { file = try write(archive) } catch {
             throw Self.exportFailed(error, generation: generation, group: group)
         }
-        sizes.record(key, archive.size)
+        sizes.record(key, file.size)
         headers.insert(("Content-Type", "application/x-tar"), at: 0)
         headers.append(("Content-Disposition", "attachment; filename=\"\(group).tar\""))
-        return HTTPResponse(file: archive.responseFile(), headers: headers)
+        return HTTPResponse(file: file.responseFile(), headers: headers)
     }
 
     /// The length of the generation's archive: as exported or measured before, else measured
     /// now by writing it to a byte count, each asset passed as zeros of its size, so a `304`
     /// costs no file's worth of data.
-    private func exportSize(_ generation: Generation, group: String, key: ExportSizes.Key) throws(Problem) -> Int {
+    private func exportSize(_ archive: GenerationArchive, key: ExportSizes.Key) throws(Problem) -> Int {
         if let size = sizes.size(key) { return size }
         final class Count { var bytes = 0 }
         let count = Count()
         do {
-            try GenerationArchive(store: store, group: group, generation: generation).write(readingAssets: false) {
-                count.bytes += $0.count
-            }
+            try archive.write(readingAssets: false) { count.bytes += $0.count }
         } catch {
-            throw Self.exportFailed(error, generation: generation, group: group)
+            throw Self.exportFailed(error, generation: archive.generation, group: archive.group)
         }
         sizes.record(key, count.bytes)
         return count.bytes
     }
 
     /// Writes the archive of a generation to a new upload file and opens it for sending.
-    private func write(_ generation: Generation, group: String) throws -> OpenedFile {
+    private func write(_ archive: GenerationArchive) throws -> OpenedFile {
         let folder = try uploads.makeFolder()
         let spool = try folder.makeFile()
-        try GenerationArchive(store: store, group: group, generation: generation).write { try spool.append($0) }
+        try archive.write { try spool.append($0) }
         let written = try spool.finish()
         // The folder (and with it the file's name) goes when this returns; the descriptor stays.
         return try PosixFileSystem().openBeneath(folder.path, [String(written.path.split(separator: "/").last ?? "")])
@@ -158,9 +157,10 @@ extension AssetUpload {
             options.strict = true
             options.archiveAsIs = true
         }
-        let upload = try pack(
+        var upload = try pack(
             payload: unpacked.payload, candidates: unpacked.assets, options: options, encoder: encoder,
             threads: threads)
+        upload.profile = unpacked.profile
         return (upload, unpacked.schemaVersion)
     }
 }
@@ -172,7 +172,8 @@ final class ExportSizes: Sendable {
     struct Key: Hashable, Sendable {
         var group: String
         var generationId: String
-        var fingerprint: String
+        /// The archive's ETag: its fingerprint and profile.
+        var entityTag: String
     }
 
     /// Most generations remembered; past it the table starts again (a miss costs one measure).

@@ -9,6 +9,9 @@ struct AssetUpload {
     var payload: [UInt8]
     /// What the budget kept and skipped.
     var packing: AssetBudget.Result
+    /// The widget profile a seed folder or archive carries (`profile.json`); stored with the
+    /// publish, and the lint's profile instead of the group's.
+    var profile: WidgetProfile? = nil
 
     /// The query parameters of an upload.
     struct Options {

@@ -1,13 +1,30 @@
 import FeedArchive
 import FeedStore
 
-/// A served generation as a tar in the seed layout (`meta.json`, `payload.json`,
-/// `assets/<name>`): what `GET /feeds/{group}/archive` sends and `feed-server export` prints,
+/// A served generation as a tar in the seed layout (`meta.json`, `payload.json`, the group's
+/// `profile.json` when it has one, `assets/<name>`): what `GET /feeds/{group}/archive` sends and `feed-server export` prints,
 /// entry for entry and byte for byte.
 struct GenerationArchive {
     let store: FeedStore
     let group: String
     let generation: Generation
+    /// The group's widget profile, carried beside the payload.
+    let profile: WidgetProfile?
+
+    /// The archive of `generation` with the group's profile (one that cannot be read is left out).
+    init(store: FeedStore, group: String, generation: Generation) {
+        self.store = store
+        self.group = group
+        self.generation = generation
+        profile = (try? store.profile(group: group)) ?? nil
+    }
+
+    /// The archive's strong ETag: the generation's fingerprint, and the profile's hash when the
+    /// archive carries one (the same generation with another profile is other bytes).
+    var entityTag: String {
+        guard let profile else { return Conditional.entityTag(generation.fingerprint) }
+        return Conditional.entityTag(generation.fingerprint + "-p" + SHA256Hash.hex(profile.fileBytes).prefix(16))
+    }
 
     /// Bytes read from an asset file at a time.
     static let pieceBytes = 256 << 10
@@ -25,6 +42,7 @@ struct GenerationArchive {
             fingerprint: generation.fingerprint)
         try writer.addFile(SeedLayout.metaFile, meta)
         try writer.addFile(SeedLayout.payloadFile, generation.compactPayload + [0x0A])
+        if let profile { try writer.addFile(SeedLayout.profileFile, profile.fileBytes) }
         if !generation.assets.isEmpty { try writer.addDirectory(SeedLayout.assetsFolder) }
         for asset in generation.assets {
             let file = try store.openAsset(group: group, generationId: generation.id, name: asset.name)

@@ -16,10 +16,12 @@ struct PublishCommit: Sendable {
         var warnings: LintReport
     }
 
-    /// The platform-limit warnings of what `upload` would write.
-    func warnings(_ upload: AssetUpload) -> LintReport {
+    /// The warnings of what `upload` would write to `group`, with the profile it carries or the
+    /// group's (one is inferred without either, or when the stored one cannot be read).
+    func warnings(_ upload: AssetUpload, group: String) -> LintReport {
         PublishLint.warnings(
-            payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits)
+            payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits,
+            profile: upload.profile ?? ((try? store.profile(group: group)) ?? nil))
     }
 
     /// Lints (`warnings`, when the caller has them already), refuses with a 422 under `strict`
@@ -30,7 +32,7 @@ struct PublishCommit: Sendable {
         precondition: WritePrecondition? = nil, linted: (LintReport) -> Void = { _ in },
         wrote: (_ seconds: Double, _ changed: Bool) -> Void = { _, _ in }
     ) throws(Problem) -> Committed {
-        let warnings = known ?? warnings(upload)
+        let warnings = known ?? warnings(upload, group: group)
         if strict, !warnings.isEmpty {
             linted(warnings)
             throw Problem.platformLimits(warnings)
@@ -43,6 +45,10 @@ struct PublishCommit: Sendable {
                 precondition: precondition)
         } catch {
             throw Problem(error)
+        }
+        // The profile a seed folder or archive carries goes with the feed it was linted with.
+        if let profile = upload.profile {
+            do { try store.storeProfile(profile, group: group) } catch { throw Problem(error) }
         }
         wrote(Double(MonotonicClock.nanos() - started) / 1e9, result.changed)
         linted(warnings)

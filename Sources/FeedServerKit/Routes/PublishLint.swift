@@ -27,8 +27,9 @@ enum PublishLint {
     /// The warnings for what a publish is about to write. Recomputed on every publish, an
     /// unchanged one included, since they depend only on its content and the server's settings.
     /// Empty when the payload is not JSON: the store then refuses it with a 400.
+    /// `profile`: the group's stated one; without it, one is inferred from the payload.
     static func warnings(
-        payload: [UInt8], packing: AssetBudget.Result, lint: FeedLint, limits: JSONLimits
+        payload: [UInt8], packing: AssetBudget.Result, lint: FeedLint, limits: JSONLimits, profile: WidgetProfile?
     ) -> LintReport {
         guard let value = try? JSONDocument.parse(payload, limits: limits).root else {
             return LintReport(limit: maxListed)
@@ -38,7 +39,8 @@ enum PublishLint {
         }
         var skipped: [String: String] = [:]
         for entry in packing.skipped where skipped[entry.name] == nil { skipped[entry.name] = entry.reason }
-        return lint.report(payload: value, assets: assets, skipped: skipped, limit: maxListed)
+        let applied = LintProfile.applying(stated: profile, payload: value, assetNames: assets.map(\.name))
+        return lint.report(payload: value, assets: assets, skipped: skipped, limit: maxListed, profile: applied)
     }
 
     /// `warnings` and, when some were only counted, `warningsOmitted`: the members an answer
@@ -46,7 +48,17 @@ enum PublishLint {
     static func members(_ report: LintReport) -> [JSONMember] {
         var members = [JSONMember("warnings", json(report.warnings))]
         if report.omitted > 0 { members.append(JSONMember("warningsOmitted", .number(String(report.omitted)))) }
+        if let profile = report.profile { members.append(JSONMember("profile", json(profile))) }
         return members
+    }
+
+    /// `{"source":"stored"|"inferred", the profile's members…, "inferred":[…]?}`: the profile a
+    /// lint or timeline applied, saying what was guessed.
+    static func json(_ applied: LintProfile, source: String? = nil) -> JSONValue {
+        var members = [JSONMember("source", .string(source ?? (applied.isInferred ? "inferred" : "stored")))]
+        members += applied.profile.strings.map { JSONMember($0.name, .string($0.text)) }
+        if applied.isInferred { members.append(JSONMember("inferred", .array(applied.inferred.map { .string($0) }))) }
+        return .object(members)
     }
 
     /// `[{"code","detail","asset"?,"limit"?,"actual"?,"pointer"?}]`.

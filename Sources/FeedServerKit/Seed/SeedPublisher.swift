@@ -75,7 +75,7 @@ struct SeedPublisher: Sendable {
         } catch {
             return .failed(error.description)
         }
-        let upload: AssetUpload
+        var upload: AssetUpload
         do {
             upload = try AssetUpload.pack(
                 payload: seed.payload, candidates: seed.assets, options: AssetUpload.Options(), encoder: encoder,
@@ -83,12 +83,13 @@ struct SeedPublisher: Sendable {
         } catch {
             return .failed(error.detail)
         }
+        upload.profile = seed.profile
         let prefix = "feed-server: \(trigger): group '\(LogSafe.name(group))'"
         for skipped in upload.packing.skipped {
             SeedLog.message("\(prefix): asset '\(LogSafe.name(skipped.name))' left out: " + skipped.reason)
         }
         let committer = PublishCommit(store: store, lint: lint)
-        let warnings = committer.warnings(upload)
+        let warnings = committer.warnings(upload, group: group)
         SeedLog.warnings(warnings, prefix: prefix)
         if strict, !warnings.isEmpty { return .refused(warnings: warnings.total) }
         do {

@@ -34,6 +34,10 @@ public struct GroupLayout: Sendable {
     public var pointer: String { directory + "/current.json" }
     /// Temporary file written and flushed before it is renamed over the pointer.
     public var pointerTemporary: String { directory + "/current.json.tmp" }
+    /// `profile.json`, the group's widget profile (WidgetBridge's readers ignore it).
+    public var profile: String { directory + "/profile.json" }
+    /// Temporary file written and flushed before it is renamed over the profile.
+    public var profileTemporary: String { directory + "/profile.json.tmp" }
     /// The advisory lock file that serialises publishers (readers ignore it).
     public var lockFile: String { directory + "/publish.lock" }
 

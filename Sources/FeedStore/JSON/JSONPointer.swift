@@ -33,6 +33,11 @@ public struct JSONPointer: Equatable, Sendable {
         tokens = parsed
     }
 
+    /// A pointer of these unescaped tokens.
+    init(tokens: [String]) {
+        self.tokens = tokens
+    }
+
     /// The value the pointer names in `document`, or nil when it names nothing.
     public func resolve(in document: JSONValue) -> JSONValue? {
         var current = document

@@ -52,8 +52,15 @@ public struct FeedLint: Sendable, Equatable {
     /// The warnings `warnings(payload:assets:skipped:)` gives, the first `limit` spelled out and
     /// every one counted: a payload naming a million missing files costs counting, not a million
     /// sentences (each warning's detail is a few hundred bytes).
-    public func report(payload: JSONNode, assets: [Asset], skipped: [String: String] = [:], limit: Int) -> LintReport {
+    ///
+    /// With a `profile`, each item's image is checked (`item-image-missing`, in place of
+    /// `asset-not-found` for the same file) and, for a stated profile, titles, unused assets and
+    /// the empty state too (`ProfileFindings`).
+    public func report(
+        payload: JSONNode, assets: [Asset], skipped: [String: String] = [:], limit: Int, profile: LintProfile? = nil
+    ) -> LintReport {
         var report = LintReport(limit: limit)
+        report.profile = profile
         for asset in assets {
             guard let area = asset.area, area > PlatformLimits.iosImageAreaPixels else { continue }
             report.add(.iosImageArea) { imageAreaWarning(asset) }
@@ -67,12 +74,21 @@ public struct FeedLint: Sendable, Equatable {
             report.add(.androidBitmapMemory) { androidMemoryWarning(decoded: decoded, images: counted, budget: budget) }
         }
         let references = PayloadReferences(payload: payload, assetNames: assets.map(\.name))
-        for missing in references.missing {
+        let findings = profile.map { ProfileFindings($0, payload: payload, assetNames: Set(assets.map(\.name))) }
+        let reported = findings?.reportedNames ?? []
+        for missing in references.missing where !reported.contains(missing.fileName) {
             report.add(.assetNotFound) { missingAssetWarning(missing, assets: assets, skipped: skipped) }
         }
-        for asset in assets where !references.referenced.contains(asset.name) {
-            report.add(.assetUnreferenced) { unreferencedWarning(asset) }
+        // A stated image rule says which assets items use: `asset-unused` then replaces this
+        // guess from names and stems.
+        let statesImages = profile.map { !$0.isInferred && $0.profile.image != nil && findings?.itemsFound == true }
+        if statesImages != true {
+            let used = findings?.used ?? []
+            for asset in assets where !references.referenced.contains(asset.name) && !used.contains(asset.name) {
+                report.add(.assetUnreferenced) { unreferencedWarning(asset) }
+            }
         }
+        findings?.addWarnings(to: &report, assets: assets, referenced: references.named, skipped: skipped)
         return report
     }
 
@@ -190,8 +206,10 @@ struct PayloadReferences {
         var count: Int
     }
 
-    /// Asset names some string reaches.
+    /// Asset names some string reaches, by name, path or stem.
     private(set) var referenced = Set<String>()
+    /// Asset names some string gives in full (a name, a path or URL ending in it), not by stem.
+    private(set) var named = Set<String>()
     /// Missing file names, in payload order.
     private(set) var missing: [Missing] = []
 
@@ -243,9 +261,11 @@ struct PayloadReferences {
     private mutating func consider(_ string: String, isMemberName: Bool) {
         if names.contains(string) {
             referenced.insert(string)
+            named.insert(string)
         } else if let reading = ImageReference.read(string) {
             if names.contains(reading.fileName) {
                 referenced.insert(reading.fileName)
+                named.insert(reading.fileName)
             } else if !reading.isURL {
                 noteMissing(reading.fileName, string: string, isMemberName: isMemberName)
             }

@@ -48,7 +48,7 @@ enum ImageReference {
     }
 
     /// `scheme:` at the start, RFC 3986: a letter, then letters, digits, `+`, `-`, `.`.
-    private static func hasScheme(_ string: String) -> Bool {
+    static func hasScheme(_ string: String) -> Bool {
         var sawLetter = false
         for scalar in string.unicodeScalars {
             switch scalar {

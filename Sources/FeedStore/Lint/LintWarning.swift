@@ -10,6 +10,16 @@ public enum LintCode: String, CaseIterable, Sendable, Equatable {
     case assetNotFound = "asset-not-found"
     /// An asset no payload string names.
     case assetUnreferenced = "asset-unreferenced"
+    /// The profile's items pointer names no array in the payload.
+    case itemsNotFound = "items-not-found"
+    /// An item's image (by the profile) is not an asset of the generation.
+    case itemImageMissing = "item-image-missing"
+    /// An item has no title where the profile says.
+    case itemTitleMissing = "item-title-missing"
+    /// An asset no item's image is and no payload string names (with a stated image rule).
+    case assetUnused = "asset-unused"
+    /// The profile's empty-state text is not in the payload.
+    case emptyStateMissing = "empty-state-missing"
 }
 
 /// One problem a device would have with a feed, found on the server before it gets there.
@@ -49,6 +59,8 @@ public struct LintReport: Equatable, Sendable {
     public private(set) var counts: [LintCode: Int] = [:]
     /// How many warnings may be spelled out.
     public let limit: Int
+    /// The widget profile the items were checked with, stated or inferred; nil when none.
+    public var profile: LintProfile?
 
     /// An empty report that spells out at most `limit` warnings.
     public init(limit: Int) {

@@ -40,3 +40,43 @@ public enum WidgetTimeline {
         return entries
     }
 }
+
+extension WidgetTimeline {
+    /// One hour of a timeline in a zone with rules: when it starts, its slot, and the zone's
+    /// offset then (what the device computes the slot with).
+    public struct Hour: Equatable, Sendable {
+        /// When the entry starts (the top of a local hour, or the moment asked for when a
+        /// change of offset put that top before it), epoch milliseconds.
+        public var startEpochMs: Int64
+        /// The hour slot at `startEpochMs` with `zoneOffsetSeconds`.
+        public var slot: Int64
+        /// The zone's offset from UTC at `startEpochMs`.
+        public var zoneOffsetSeconds: Int
+    }
+
+    /// `count` hours from the local hour containing `startEpochMs`, each an hour of real time
+    /// after the last: across a daylight-saving change a local hour repeats (the same slot
+    /// twice) or is skipped, as on a device. Fewer when the hours would leave the range of
+    /// epoch milliseconds a JavaScript `Date` holds.
+    public static func hours(startEpochMs: Int64, count: Int, zone: ZoneRules) -> [Hour] {
+        var hours: [Hour] = []
+        var moment = startEpochMs
+        let limit: Int64 = 8_640_000_000_000_000
+        for _ in 0..<max(0, count) {
+            guard (-limit...limit).contains(moment) else { break }
+            let offset = zone.offsetSeconds(at: floorSeconds(moment))
+            let slot = WidgetRotation.hourSlot(epochMs: moment, zoneOffsetSeconds: offset)
+            guard let top = WidgetRotation.slotStartEpochMs(slot: slot, zoneOffsetSeconds: offset) else { break }
+            let start = hours.isEmpty ? top : max(top, moment)
+            hours.append(Hour(startEpochMs: start, slot: slot, zoneOffsetSeconds: offset))
+            moment = top + 3_600_000
+        }
+        return hours
+    }
+
+    /// Whole seconds at or before `epochMs`.
+    private static func floorSeconds(_ epochMs: Int64) -> Int64 {
+        let (quotient, remainder) = epochMs.quotientAndRemainder(dividingBy: 1000)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
+}

@@ -112,8 +112,17 @@ public struct SeedFolder: Sendable {
                 throw SeedError("\(group)/\(metaFile): \(error.description)")
             }
         }
+        let profileFile = SeedLayout.profileFile
+        var profile: WidgetProfile?
+        if let bytes = try readIfPresent(
+            profileFile, in: folder, shown: "\(group)/\(profileFile)", limit: WidgetProfile.maxBytes)
+        {
+            do { profile = try WidgetProfile(json: bytes) } catch {
+                throw SeedError("\(group)/\(profileFile): \(error.detail)")
+            }
+        }
         let assets = try readAssets(in: folder, group: group, maxAssets: maxAssets, maxAssetBytes: maxAssetBytes)
-        return SeedGroup(payload: payload, schemaVersion: schemaVersion, assets: assets)
+        return SeedGroup(payload: payload, schemaVersion: schemaVersion, assets: assets, profile: profile)
     }
 
     private func readAssets(
@@ -170,7 +179,7 @@ public struct SeedFolder: Sendable {
         switch place {
         case .asset(let name): return name
         case .skipped: return nil
-        case .folder, .payload, .meta: throw outside
+        case .folder, .payload, .meta, .profile: throw outside
         }
     }
 
@@ -224,6 +233,8 @@ public struct SeedGroup: Sendable {
     public var schemaVersion: Int
     /// The files of `assets/`, sorted by name.
     public var assets: [AssetBudget.Candidate]
+    /// From `profile.json`; nil without one.
+    public var profile: WidgetProfile?
 }
 
 /// Why a seed group (or the seed folder) cannot be read; the description names paths relative

@@ -3,12 +3,15 @@
 ///
 ///     payload.json     the payload
 ///     meta.json        optional: `SeedMeta`
+///     profile.json     optional: the group's `WidgetProfile`
 ///     assets/<name>    an asset, under a safe name
 package enum SeedLayout {
     /// The payload's file name.
     package static let payloadFile = "payload.json"
     /// The optional `SeedMeta` file's name.
     package static let metaFile = "meta.json"
+    /// The optional widget profile's file name.
+    package static let profileFile = "profile.json"
     /// The folder of the assets.
     package static let assetsFolder = "assets"
 
@@ -20,6 +23,8 @@ package enum SeedLayout {
         case payload
         /// `meta.json`.
         case meta
+        /// `profile.json`.
+        case profile
         /// `assets/<name>`, with the name.
         case asset(String)
         /// An editor's or a Finder's leftover, which a seed folder and an archive both leave out.
@@ -41,6 +46,7 @@ package enum SeedLayout {
         switch components.count {
         case 1 where components[0] == payloadFile: return .payload
         case 1 where components[0] == metaFile: return .meta
+        case 1 where components[0] == profileFile: return .profile
         case 2 where components[0] == assetsFolder: return try classifyAsset(components[1])
         default: throw .outsideLayout
         }
@@ -66,7 +72,7 @@ package enum SeedLayout {
 
 /// Why a path has no place in the seed layout.
 package enum SeedLayoutError: Error, Equatable, Sendable {
-    /// Neither `payload.json`, `meta.json`, `assets/<name>` nor one of the two folders.
+    /// Neither `payload.json`, `meta.json`, `profile.json`, `assets/<name>` nor one of the two folders.
     case outsideLayout
     /// An asset name that is not a safe name, and why (`SafeName.problem(with:)`).
     case unsafeAssetName(String, reason: String)

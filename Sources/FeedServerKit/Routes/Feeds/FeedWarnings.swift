@@ -5,8 +5,8 @@ extension FeedRoutes {
     /// Largest asset file whose header is read to learn its pixel size.
     static let maxHeaderProbeBytes = 64 << 20
 
-    /// `GET /feeds/{group}/warnings`: the platform-limit warnings of the served generation, the
-    /// same checks a publish answer carries (the preview page shows them). Works for generations
+    /// `GET /feeds/{group}/warnings`: the warnings of the served generation with the group's widget
+    /// profile, the same checks a publish answer carries (the preview page shows them). Works for generations
     /// written by anyone: an asset whose envelope gives no pixel size is measured from its header.
     func warnings(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let (group, schemaVersion) = try readTarget(routed)
@@ -22,13 +22,17 @@ extension FeedRoutes {
             let size = measured(group: group, generation: generation.id, asset: asset)
             return FeedLint.Asset(name: asset.name, width: size?.width, height: size?.height)
         }
+        // The group's widget profile (a stored one that cannot be read counts as none), else a guess.
+        let stated = (try? store.profile(group: group)) ?? nil
+        let profile = LintProfile.applying(stated: stated, payload: payload, assetNames: assets.map(\.name))
+        let report = lint.report(payload: payload, assets: assets, limit: PublishLint.maxListed, profile: profile)
         let body = CompactJSON.bytes(
             .object(
                 [
                     JSONMember("group", .string(group)),
                     JSONMember("generationId", .string(generation.id)),
                     JSONMember("fingerprint", .string(generation.fingerprint)),
-                ] + PublishLint.members(lint.report(payload: payload, assets: assets, limit: PublishLint.maxListed))))
+                ] + PublishLint.members(report)))
         return .json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
     }
 

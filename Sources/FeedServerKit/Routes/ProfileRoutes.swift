@@ -1,0 +1,84 @@
+import FeedStore
+import HTTPTransport
+
+/// `/feeds/{group}/profile`: the group's widget profile, which the lint, the timeline and the
+/// preview read to resolve each item as the widget's own code would (docs/recipes.md,
+/// "Describe your widget").
+struct ProfileRoutes: Sendable {
+    let store: FeedStore
+
+    /// The route template.
+    static let template = "/feeds/{group}/profile"
+
+    var routes: [Route] {
+        [
+            Route(
+                Self.template,
+                methods: [
+                    "GET": { routed throws(Problem) in try read(routed) },
+                    "PUT": { routed throws(Problem) in try write(routed) },
+                    "DELETE": { routed throws(Problem) in try remove(routed) },
+                ], bodies: ["PUT": profileBodies], offloaded: ["GET", "PUT", "DELETE"])
+        ]
+    }
+
+    /// A profile is a small JSON object: judged from the head, kept in memory.
+    private var profileBodies: BodyPolicy {
+        BodyPolicy(
+            limits: ["application/json": WidgetProfile.maxBytes], unsupported: { _ in .unsupportedProfileType },
+            tooLarge: { bytes, limit in .profileTooLarge(bytes: bytes, limit: limit) })
+    }
+
+    /// The stored profile, with a strong ETag of its bytes (`If-None-Match` → 304).
+    func read(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let group = try validGroup(routed)
+        guard let profile = try stored(group) else { throw Problem.noProfile(group) }
+        return Self.answer(200, profile, request: routed.request)
+    }
+
+    /// Stores the profile sent: 201 when the group had none, 200 when it replaced one.
+    func write(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let group = try validGroup(routed)
+        guard routed.request.mediaType == "application/json" else { throw Problem.unsupportedProfileType }
+        let profile: WidgetProfile
+        do { profile = try WidgetProfile(json: routed.request.body) } catch { throw Problem.invalidProfile(error) }
+        let created: Bool
+        do { created = try store.storeProfile(profile, group: group) } catch { throw Problem(error) }
+        var answer = Self.answer(created ? 201 : 200, profile, request: nil)
+        if created { answer.headers.append(("Location", "/feeds/\(group)/profile")) }
+        return answer
+    }
+
+    /// Removes the profile (the feed stays): 204, or 404 when there was none.
+    func remove(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
+        let group = try validGroup(routed)
+        let removed: Bool
+        do { removed = try store.removeProfile(group: group) } catch { throw Problem(error) }
+        guard removed else { throw Problem.noProfile(group) }
+        return HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
+    }
+
+    private func validGroup(_ routed: RoutedRequest) throws(Problem) -> String {
+        let group = routed.parameters[0]
+        if let reason = SafeName.groupProblem(with: group) {
+            throw Problem(PublishError.invalidGroupName(group, reason: reason))
+        }
+        return group
+    }
+
+    /// The group's profile, a stored one that cannot be read as a 500 that says why.
+    private func stored(_ group: String) throws(Problem) -> WidgetProfile? {
+        do { return try store.profile(group: group) } catch { throw Problem.unreadableProfile(error) }
+    }
+
+    /// The profile as JSON with its ETag; a 304 when `request` already has it.
+    private static func answer(_ status: Int, _ profile: WidgetProfile, request: HTTPRequest?) -> HTTPResponse {
+        let bytes = profile.fileBytes
+        let tag = "\"p-" + String(SHA256Hash.hex(bytes).prefix(32)) + "\""
+        let headers = [("ETag", tag), ("Cache-Control", "no-cache")]
+        if let request, Conditional.ifNoneMatch(in: request.headers, matches: tag) {
+            return HTTPResponse(status: 304, headers: headers)
+        }
+        return .json(status, bytes, headers: headers)
+    }
+}
