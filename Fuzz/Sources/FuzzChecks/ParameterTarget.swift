@@ -57,12 +57,13 @@ enum ParameterTarget {
         // exit (Swift stores an enum's case in spare bits of its box pointers, which LSan does
         // not recognise as pointers, so the boxes look unreferenced). docs/testing.md.
         let cache = FeedResponseCache(store: store)
-        let routes = RotationRoutes(store: store, cache: cache, clock: FixedClock(epochMs: now))
+        let routes = RotationRoutes(clock: FixedClock(epochMs: now))
+        let timeline = TimelineRoutes(store: store, cache: cache, clock: FixedClock(epochMs: now))
         try checkRotation(
             answered { () throws(Problem) in try routes.rotation(RoutedRequest(request: request, parameters: [])) },
             query: query)
         try checkTimeline(
-            answered { () throws(Problem) in try routes.timeline(RoutedRequest(request: request, parameters: ["g"])) },
+            answered { () throws(Problem) in try timeline.timeline(RoutedRequest(request: request, parameters: ["g"])) },
             query: query)
     }
 

@@ -79,7 +79,12 @@ struct TimelineRoutes: Sendable {
                     + "JSON Pointer to the items array, such as /quotes) or PUT /feeds/\(group)/profile.")
         }
         let profile: WidgetProfile
-        do { profile = try WidgetProfile(strings: strings) } catch { throw Problem.invalidProfile(error) }
+        do { profile = try WidgetProfile(strings: strings) } catch {
+            // A parameter is the client's mistake in this request (400); a stored profile was
+            // checked when it was written.
+            guard overrides.contains(error.member) else { throw Problem.invalidProfile(error) }
+            throw Problem.invalidParameter("\(error.member): \(error.detail)")
+        }
         var applied = LintProfile(stated: profile)
         applied.inferred = inferred
         let source = overrides.contains { $0 != "zone" } ? "query" : inferred.isEmpty ? "stored" : "inferred"

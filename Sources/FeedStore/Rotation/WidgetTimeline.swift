@@ -56,20 +56,20 @@ extension WidgetTimeline {
 
     /// `count` hours from the local hour containing `startEpochMs`, each an hour of real time
     /// after the last: across a daylight-saving change a local hour repeats (the same slot
-    /// twice) or is skipped, as on a device. Fewer when the hours would leave the range of
-    /// epoch milliseconds a JavaScript `Date` holds.
+    /// twice) or is skipped, as on a device. Fewer when the hours would run past the range of
+    /// epoch milliseconds an `Int64` holds.
     public static func hours(startEpochMs: Int64, count: Int, zone: ZoneRules) -> [Hour] {
         var hours: [Hour] = []
         var moment = startEpochMs
-        let limit: Int64 = 8_640_000_000_000_000
         for _ in 0..<max(0, count) {
-            guard (-limit...limit).contains(moment) else { break }
             let offset = zone.offsetSeconds(at: floorSeconds(moment))
             let slot = WidgetRotation.hourSlot(epochMs: moment, zoneOffsetSeconds: offset)
             guard let top = WidgetRotation.slotStartEpochMs(slot: slot, zoneOffsetSeconds: offset) else { break }
             let start = hours.isEmpty ? top : max(top, moment)
             hours.append(Hour(startEpochMs: start, slot: slot, zoneOffsetSeconds: offset))
-            moment = top + 3_600_000
+            let (next, overflow) = top.addingReportingOverflow(3_600_000)
+            if overflow { break }
+            moment = next
         }
         return hours
     }
