@@ -49,7 +49,8 @@ import Testing
         let assets = Self.photos(1...3) + [FeedLint.Asset(name: "bg.png", width: 10, height: 10)]
         let stated = #"{"items":"/quotes","title":"/text","image":"{id}.jpg","empty":"/emptyText"}"#
         let found = try report(json, assets, stated: stated)
-        #expect(found.warnings.map(\.code) == [.itemTitleMissing, .assetUnused, .emptyStateMissing], "\(found.warnings)")
+        #expect(
+            found.warnings.map(\.code) == [.itemTitleMissing, .assetUnused, .emptyStateMissing], "\(found.warnings)")
         #expect(found.warnings[0].pointer == "/quotes/1")
         #expect(found.warnings[1].asset == "q3.jpg", "bg.png is named by the payload")
         #expect(found.warnings[2].pointer == "/emptyText")

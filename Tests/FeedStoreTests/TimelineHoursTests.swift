@@ -19,7 +19,9 @@ import Testing
             #expect(next.startEpochMs - previous.startEpochMs == 3_600_000)
         }
         for hour in hours {
-            #expect(WidgetRotation.hourSlot(epochMs: hour.startEpochMs, zoneOffsetSeconds: hour.zoneOffsetSeconds) == hour.slot)
+            #expect(
+                WidgetRotation.hourSlot(epochMs: hour.startEpochMs, zoneOffsetSeconds: hour.zoneOffsetSeconds)
+                    == hour.slot)
         }
     }
 
@@ -36,7 +38,8 @@ import Testing
     @Test func aFixedOffsetIsTheOldTimeline() {
         let start: Int64 = 1_789_250_400_000 + 1_234_567
         let hours = WidgetTimeline.hours(startEpochMs: start, count: 24, zone: ZoneRules(fixedOffsetSeconds: 7200))
-        let old = WidgetTimeline.entries(count: 3, startEpochMs: start, hours: 24, zoneOffsetSeconds: 7200) { _ in .null }
+        let old = WidgetTimeline.entries(count: 3, startEpochMs: start, hours: 24, zoneOffsetSeconds: 7200) { _ in .null
+        }
         #expect(hours.map(\.slot) == old.map(\.slot))
         #expect(hours.map(\.startEpochMs) == old.map(\.startEpochMs))
         let end = WidgetTimeline.hours(startEpochMs: .max - 1_000, count: 5, zone: .init(fixedOffsetSeconds: 0))

@@ -31,7 +31,8 @@ import Testing
             String(decoding: read.fileBytes, as: UTF8.self)
                 == #"{"items":"/quotes","title":"/text","subtitle":"/by","image":"{id}.jpg","empty":"/emptyText","zone":"Europe/Berlin"}"#
                 + "\n")
-        #expect(try profile(#"{"items":"/q","image":"/photo"}"#).image == .pointer(try .init("/photo", member: "image")))
+        #expect(
+            try profile(#"{"items":"/q","image":"/photo"}"#).image == .pointer(try .init("/photo", member: "image")))
         #expect(try profile(#"{"items":"/q","zone":"-05:30"}"#).zone == "-05:30")
     }
 
@@ -77,7 +78,8 @@ import Testing
         let payload = try document(
             #"{"quotes":[{"id":"q1","text":"One","by":7,"photo":"photos/q1.jpg"},{"id":2,"text":"","photo":"https://cdn.example/p"}],"emptyText":"None"}"#
         )
-        let stated = try profile(#"{"items":"/quotes","title":"/text","subtitle":"/by","image":"/photo","empty":"/emptyText"}"#)
+        let stated = try profile(
+            #"{"items":"/quotes","title":"/text","subtitle":"/by","image":"/photo","empty":"/emptyText"}"#)
         let items = WidgetItems(profile: stated, payload: payload)
         let array = try #require(items.array)
         let first = items.item(try #require(array.element(at: 0)), index: 0)
@@ -88,7 +90,9 @@ import Testing
         #expect(items.emptyText == "None")
         var templated = stated
         templated.image = try .init("{id}.png")
-        #expect(WidgetItems(profile: templated, payload: payload).item(try #require(array.element(at: 1)), index: 1).image == .asset("2.png"))
+        #expect(
+            WidgetItems(profile: templated, payload: payload).item(try #require(array.element(at: 1)), index: 1).image
+                == .asset("2.png"))
         #expect(WidgetItems(profile: try profile(#"{"items":"/emptyText"}"#), payload: payload).array == nil)
     }
 }
