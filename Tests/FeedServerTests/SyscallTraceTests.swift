@@ -50,6 +50,34 @@ import Testing
     }
 }
 
+/// A widget profile is written as the pointer is: flushed, renamed, its folder flushed.
+@Suite struct ProfileFlushTraceTests {
+    @Test(.enabled(if: TracedServer.isAvailable, "needs strace"))
+    func aProfileIsFlushedBeforeTheRenameThatMakesItVisible() throws {
+        let scratch = ScratchDirectory("profile-flush")
+        let trace = scratch.path + "/trace.txt"
+        let root = scratch.path + "/data"
+        let (traced, server) = try TracedServer.start(
+            root: root, trace: trace, syscalls: "openat,mkdir,fsync,rename,close")
+        defer { kill(server, SIGKILL) }
+        let client = HTTPTestClient(port: try traced.waitForPort())
+        #expect(try client.put("/feeds/g/profile", json: #"{"items":"/quotes"}"#).status == 201)
+        kill(server, SIGTERM)
+        #expect(traced.waitForExit() != nil)
+        let events = try SyscallLog(contentsOf: trace)
+        var position = -1
+        for step in [
+            "fsync \(root)/g/profile.json.tmp", "rename \(root)/g/profile.json.tmp -> \(root)/g/profile.json",
+            "fsync \(root)/g",
+        ] {
+            let found = try #require(
+                events.firstIndex(of: step, after: position),
+                "\(step) missing or out of order in:\n\(events.lines.joined(separator: "\n"))")
+            position = found
+        }
+    }
+}
+
 /// An asset's header leaves with the file's first bytes: libmicrohttpd 0.9.75 pushes a file
 /// response's header on its own, so the server corks the socket before the answer is queued and
 /// uncorks it once the last byte is handed to the kernel, on every asset `GET` (routed or answered
