@@ -72,6 +72,12 @@ import Testing
         #expect(try template.name(for: document(#"{"id":"q1","n":7.5}"#)) == .failure(.init("n")))
         #expect(try template.name(for: document(#"{"n":7}"#)) == .failure(.init("id")))
         #expect(try template.name(for: document(#""q1""#)) == .failure(.init("id")))
+        let long = String(repeating: "é", count: 200)
+        #expect(try template.name(for: document(#"{"id":"\#(long)","n":1}"#)) == .failure(.init("id", tooLong: true)))
+        let huge = String(repeating: "a", count: 100_000)
+        #expect(try template.name(for: document(#"{"id":"\#(huge)","n":1}"#)) == .failure(.init("id", tooLong: true)))
+        #expect(throws: ProfileError.self) { try NameTemplate(String(repeating: "{id}", count: 64)) }
+        #expect(throws: ProfileError.self) { try NameTemplate("{id}\t.jpg") }
     }
 
     @Test func anItemResolvesToWhatTheWidgetLooksUp() throws {

@@ -23,6 +23,8 @@ final class RenderedGeneration: Sendable {
     private let document = Lock<JSONDocument?>(nil)
     /// Where the elements of arrays timelines asked for lie in the document, by JSON Pointer.
     private let arrays = Lock<[String: [UInt32]]>([:])
+    /// The profile guessed from this generation's payload, once made (nil inside: nothing guessed).
+    private let inferred = Lock<InferredProfile??>(nil)
     /// Most arrays remembered per generation: a client naming ever new pointers walks each once
     /// and is not remembered.
     static let maxArrays = 8
@@ -63,6 +65,14 @@ final class RenderedGeneration: Sendable {
             return positions.count * MemoryLayout<UInt32>.stride
         }
         return (positions, added)
+    }
+
+    /// The profile a timeline guesses for this generation, guessed once: the guess walks the payload.
+    func inferredProfile(payload: JSONDocument) -> InferredProfile? {
+        if let known = inferred.withLock({ $0 }) { return known }
+        let guess = InferredProfile(payload: payload.root, assetNames: Array(assets.keys).sorted())
+        inferred.withLock { $0 = .some(guess) }
+        return guess
     }
 
     /// Bytes it holds: the body, the payload's document once made, and the arrays' positions.

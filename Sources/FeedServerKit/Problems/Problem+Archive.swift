@@ -32,7 +32,7 @@ extension Problem {
         case .outsideLayout(let path):
             self = .invalidArchiveEntry(
                 "Entry '\(Self.shown(path))' is not part of the archive layout "
-                    + "(payload.json, meta.json, assets/<name>).")
+                    + "(payload.json, meta.json, profile.json, assets/<name>).")
         case .unsafeAssetName(let name, let reason):
             self = .invalidArchiveEntry(
                 "Asset name '\(Self.shown(name))' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")
@@ -61,7 +61,7 @@ extension Problem {
         case .invalidMeta(let reason):
             self = .invalidArchive("meta.json: \(reason). Nothing was published.")
         case .invalidProfile(let reason):
-            self = .invalidArchive("profile.json: \(reason) Nothing was published.")
+            self = .invalidArchive("profile.json: \(reason)\(reason.hasSuffix(".") ? "" : ".") Nothing was published.")
         case .missingPayload:
             self = .badRequest(
                 "missing-payload", "Missing payload", "The archive has no payload.json. Nothing was published.")

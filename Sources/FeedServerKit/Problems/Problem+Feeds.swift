@@ -96,7 +96,9 @@ extension Problem {
     static func noItems(pointer: String, generation: String) -> Problem {
         Problem(
             status: 422, type: "no-items", title: "No items at that pointer",
-            detail: "\(pointer) does not name a non-empty array in the payload of \(generation).")
+            detail:
+                "\(pointer.isEmpty ? "\"\" (the whole payload)" : pointer) does not name an array in the payload of "
+                + "\(generation).")
     }
 
     /// 400 for a schema version that is not a 32-bit non-negative integer.

@@ -59,8 +59,8 @@ extension Problem {
         Problem(
             status: 413, type: "body-too-large", title: "Request body too large",
             detail:
-                "The request body exceeds this request's limit of \(limit) bytes (--max-body-bytes; "
-                + "--max-payload-bytes for a JSON payload)."
+                "The request body exceeds this request's limit of \(limit) bytes (a publish's is --max-body-bytes, "
+                + "a JSON payload's --max-payload-bytes; a profile or a fault order has a fixed limit)."
         )
     }
 

@@ -45,7 +45,10 @@ struct ArchiveRoutes: Sendable {
         guard let generation = store.read(group: group, schemaVersion: schemaVersion).served else {
             throw .nothingToExport(group: group)
         }
-        let archive = GenerationArchive(store: store, group: group, generation: generation)
+        let archive: GenerationArchive
+        do { archive = try GenerationArchive(store: store, group: group, generation: generation) } catch {
+            throw Problem.unreadableProfile(error)
+        }
         let tag = archive.entityTag
         var headers = [("ETag", tag), ("Cache-Control", "no-cache"), ("X-Feed-Generation", generation.id)]
         let key = ExportSizes.Key(group: group, generationId: generation.id, entityTag: tag)

@@ -11,12 +11,13 @@ struct GenerationArchive {
     /// The group's widget profile, carried beside the payload.
     let profile: WidgetProfile?
 
-    /// The archive of `generation` with the group's profile (one that cannot be read is left out).
-    init(store: FeedStore, group: String, generation: Generation) {
+    /// The archive of `generation` with the group's profile; throws when the group's profile
+    /// cannot be read (an archive never leaves out what the group holds without saying so).
+    init(store: FeedStore, group: String, generation: Generation) throws(ProfileError) {
         self.store = store
         self.group = group
         self.generation = generation
-        profile = (try? store.profile(group: group)) ?? nil
+        profile = try store.profile(group: group)
     }
 
     /// The archive's strong ETag: the generation's fingerprint, and the profile's hash when the

@@ -17,11 +17,14 @@ struct PublishCommit: Sendable {
     }
 
     /// The warnings of what `upload` would write to `group`, with the profile it carries or the
-    /// group's (one is inferred without either, or when the stored one cannot be read).
+    /// group's (one is inferred without either; an unreadable stored one is a warning).
     func warnings(_ upload: AssetUpload, group: String) -> LintReport {
-        PublishLint.warnings(
+        let (stored, unreadable) =
+            upload.profile == nil ? PublishLint.storedProfile(store, group: group) : (nil, nil)
+        let report = PublishLint.warnings(
             payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits,
-            profile: upload.profile ?? ((try? store.profile(group: group)) ?? nil))
+            profile: upload.profile ?? stored)
+        return PublishLint.adding(unreadable, to: report)
     }
 
     /// Lints (`warnings`, when the caller has them already), refuses with a 422 under `strict`

@@ -43,6 +43,27 @@ enum PublishLint {
         return lint.report(payload: value, assets: assets, skipped: skipped, limit: maxListed, profile: applied)
     }
 
+    /// The group's stored profile for a lint: nil when it has none, and when it cannot be read,
+    /// with the `profile-unreadable` warning that says so (the lint then falls back to a guess,
+    /// and `lint=strict` refuses, so a broken file never silently turns its checks off).
+    static func storedProfile(_ store: FeedStore, group: String) -> (profile: WidgetProfile?, warning: LintWarning?) {
+        do {
+            return (try store.profile(group: group), nil)
+        } catch {
+            let detail =
+                error.detail + " The checks it drives fell back to an inferred profile: PUT a new one or DELETE it."
+            return (nil, LintWarning(code: .profileUnreadable, detail: detail))
+        }
+    }
+
+    /// `report` with `warning` added after the others.
+    static func adding(_ warning: LintWarning?, to report: LintReport) -> LintReport {
+        guard let warning else { return report }
+        var report = report
+        report.add(warning.code) { warning }
+        return report
+    }
+
     /// `warnings` and, when some were only counted, `warningsOmitted`: the members an answer
     /// carrying a report gets.
     static func members(_ report: LintReport) -> [JSONMember] {

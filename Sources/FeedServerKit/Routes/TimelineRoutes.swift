@@ -33,9 +33,10 @@ struct TimelineRoutes: Sendable {
         }
         let payload: JSONDocument
         do { payload = try cache.payload(of: generation) } catch { throw Problem.invalidParameter("\(error)") }
-        let applied = try profile(
-            group: group, query: query, payload: payload.root, assetNames: Array(generation.rendered.assets.keys))
-        let zone = Self.zone(applied.profile.profile, offset: offset, hasZoneParameter: query["zone"] != nil)
+        let applied = try profile(group: group, query: query, offset: offset) {
+            generation.rendered.inferredProfile(payload: payload)
+        }
+        let zone = applied.profile.profile.zone.flatMap(WidgetProfile.zoneRules) ?? ZoneRules(fixedOffsetSeconds: 0)
         // The array's element positions are kept per generation, so a timeline reads only the
         // items its hours show, however long the array.
         let items = applied.profile.profile.items
@@ -55,20 +56,25 @@ struct TimelineRoutes: Sendable {
     }
 
     /// The profile a timeline applies, and where it came from: the query's members over the
-    /// group's profile (`query`), the group's (`stored`), or a guess (`inferred`).
+    /// group's profile (`query`; `zoneOffsetSeconds=` stands for `zone=` without it), the group's
+    /// (`stored`), or a guess (`inferred`, made by `guess` only when the items are not given).
     private func profile(
-        group: String, query: RequestFields, payload: JSONNode, assetNames: [String]
+        group: String, query: RequestFields, offset: Int?, guess: () -> InferredProfile?
     ) throws(Problem) -> (profile: LintProfile, source: String) {
         let stored: WidgetProfile?
         do { stored = try store.profile(group: group) } catch { throw Problem.unreadableProfile(error) }
         var strings = Dictionary(uniqueKeysWithValues: (stored?.strings ?? []).map { ($0.name, $0.text) })
-        let overrides = WidgetProfile.memberNames.filter { query[$0] != nil }
+        var overrides = WidgetProfile.memberNames.filter { query[$0] != nil }
         for name in overrides { strings[name] = query[name] }
+        if let offset, query["zone"] == nil {
+            strings["zone"] = ZoneRules(fixedOffsetSeconds: offset).name
+            overrides.append("zone")
+        }
         var inferred: [String] = []
-        if strings["items"] == nil, let guess = InferredProfile(payload: payload, assetNames: assetNames) {
-            strings["items"] = guess.profile.items.text
+        if strings["items"] == nil, let guessed = guess() {
+            strings["items"] = guessed.profile.items.text
             inferred.append("items")
-            if strings["image"] == nil, let image = guess.profile.image {
+            if strings["image"] == nil, let image = guessed.profile.image {
                 strings["image"] = image.text
                 inferred.append("image")
             }
@@ -87,14 +93,8 @@ struct TimelineRoutes: Sendable {
         }
         var applied = LintProfile(stated: profile)
         applied.inferred = inferred
-        let source = overrides.contains { $0 != "zone" } ? "query" : inferred.isEmpty ? "stored" : "inferred"
+        let source = !overrides.isEmpty ? "query" : inferred.isEmpty ? "stored" : "inferred"
         return (applied, source)
-    }
-
-    /// The zone: `zone=` or the profile's, then `zoneOffsetSeconds=`, then UTC.
-    private static func zone(_ profile: WidgetProfile, offset: Int?, hasZoneParameter: Bool) -> ZoneRules {
-        if let offset, !hasZoneParameter { return ZoneRules(fixedOffsetSeconds: offset) }
-        return profile.zone.flatMap(WidgetProfile.zoneRules) ?? ZoneRules(fixedOffsetSeconds: 0)
     }
 }
 
@@ -128,6 +128,11 @@ struct TimelineWriter {
         CompactJSON.write(emptyState, to: &body)
         body += Array(#","entries":["#.utf8)
         for (position, hour) in hours.enumerated() {
+            // Titles, names and warnings come on top of the items counted above: the answer is
+            // refused as soon as it passes the limit, so it never grows past one entry beyond it.
+            guard body.count <= limit else {
+                throw Problem.timelineTooLarge(bytes: body.count, limit: limit, hours: hours.count)
+            }
             if position > 0 { body.append(UInt8(ascii: ",")) }
             body += Array(
                 #"{"startEpochMs":\#(hour.startEpochMs),"slot":\#(hour.slot),"zoneOffsetSeconds":\#(hour.zoneOffsetSeconds),"#
@@ -176,24 +181,15 @@ struct TimelineWriter {
 
     /// The item's image `{name,url,width,height}`, or null and the warning the lint gives.
     private func imageAndWarning(_ item: WidgetItems.Item) -> (image: JSONValue, warning: JSONValue) {
-        let rule = items.profile.image?.text ?? ""
         switch item.image {
         case .notDescribed:
             return (.null, .null)
         case .url(let url):
             return (.object([JSONMember("name", .null), JSONMember("url", .string(url))]), .null)
-        case .unnamed(let why):
-            return (.null, Self.warning(asset: nil, detail: "The item at \(item.pointer) \(why)."))
+        case .unnamed:
+            return (.null, warning(item))
         case .asset(let name):
-            guard let asset = generation.rendered.assets[name] else {
-                return (
-                    .null,
-                    Self.warning(
-                        asset: name,
-                        detail: "The item at \(item.pointer) shows \(name) (\(rule)), which is not an asset of this "
-                            + "generation: the widget shows it with no image.")
-                )
-            }
+            guard let asset = generation.rendered.assets[name] else { return (.null, warning(item)) }
             let url = FeedRendering.assetURL(
                 group: generation.rendered.identity.group, generation: generation.generationId, name: name)
             return (
@@ -206,10 +202,11 @@ struct TimelineWriter {
         }
     }
 
-    private static func warning(asset: String?, detail: String) -> JSONValue {
-        var members = [JSONMember("code", .string(LintCode.itemImageMissing.rawValue))]
-        if let asset { members.append(JSONMember("asset", .string(asset))) }
-        members.append(JSONMember("detail", .string(detail)))
-        return .object(members)
+    /// The lint's `item-image-missing` warning for the item, as the publish answer gives it.
+    private func warning(_ item: WidgetItems.Item) -> JSONValue {
+        let warning = LintWarning.itemImageMissing(
+            pointer: item.pointer, image: item.image, rule: items.profile.image?.text ?? "",
+            assetNames: Array(generation.rendered.assets.keys).sorted())
+        return PublishLint.json([warning]).arrayValue?.first ?? .null
     }
 }

@@ -10,7 +10,9 @@ public struct PosixFileSystem: FileSystem {
     public init() {}
 
     public func readFile(_ path: String, limit: Int) throws -> [UInt8] {
-        let fd = try Syscall.run("open", path) { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        // O_NONBLOCK: a FIFO put where a file belongs opens at once (and is refused below)
+        // instead of waiting for a writer; it changes nothing for a regular file.
+        let fd = try Syscall.run("open", path) { open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         defer { close(fd) }
         var info = stat()
         _ = try Syscall.run("fstat", path) { fstat(fd, &info) }

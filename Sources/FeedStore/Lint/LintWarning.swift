@@ -20,6 +20,8 @@ public enum LintCode: String, CaseIterable, Sendable, Equatable {
     case assetUnused = "asset-unused"
     /// The profile's empty-state text is not in the payload.
     case emptyStateMissing = "empty-state-missing"
+    /// The group's stored `profile.json` cannot be read: its checks fell back to a guess.
+    case profileUnreadable = "profile-unreadable"
 }
 
 /// One problem a device would have with a feed, found on the server before it gets there.

@@ -134,25 +134,35 @@ struct ProfileFindings {
     )
         -> LintWarning
     {
-        let rule = use.profile.image?.text ?? ""
-        let at = pointer(missing.index)
-        guard case .asset(let name) = missing.image else {
-            var reason = ""
-            if case .unnamed(let why) = missing.image { reason = why }
+        LintWarning.itemImageMissing(
+            pointer: pointer(missing.index), image: missing.image, rule: use.profile.image?.text ?? "",
+            assetNames: assets.map(\.name), skipped: skipped)
+    }
+}
+
+extension LintWarning {
+    /// The `item-image-missing` warning for the item at `pointer` whose `image` (by `rule`) is not
+    /// among `assetNames`: the lint's, and the timeline's for the hours it shows the item.
+    public static func itemImageMissing(
+        pointer: String, image: WidgetItems.Image, rule: String, assetNames: [String], skipped: [String: String] = [:]
+    ) -> LintWarning {
+        guard case .asset(let name) = image else {
+            var reason = "names no image"
+            if case .unnamed(let why) = image { reason = why }
             return LintWarning(
-                code: .itemImageMissing,
-                detail: "The item at \(at) \(reason): the widget shows it with no image.", pointer: at)
+                code: .itemImageMissing, detail: "The item at \(pointer) \(reason): the widget shows it with no image.",
+                pointer: pointer)
         }
         var detail =
-            "The item at \(at) shows \(name) (\(rule)), which is not an asset of this generation, so the widget "
+            "The item at \(pointer) shows \(name) (\(rule)), which is not an asset of this generation, so the widget "
             + "shows it with no image in the hours it is shown."
         if let reason = skipped[name] {
             detail += " It was uploaded but not stored: \(reason)."
-        } else if let other = assets.first(where: { $0.name.lowercased() == name.lowercased() }) {
-            detail += " Did you mean '\(other.name)'? Asset names are case-sensitive (Android's file system is)."
-        } else if assets.isEmpty {
+        } else if let other = assetNames.first(where: { $0.lowercased() == name.lowercased() }) {
+            detail += " Did you mean '\(other)'? Asset names are case-sensitive (Android's file system is)."
+        } else if assetNames.isEmpty {
             detail += " This publish has no assets at all: send the images with the payload as multipart/form-data."
         }
-        return LintWarning(code: .itemImageMissing, detail: detail, asset: name, pointer: at)
+        return LintWarning(code: .itemImageMissing, detail: detail, asset: name, pointer: pointer)
     }
 }

@@ -23,9 +23,19 @@ public struct NameTemplate: Sendable, Equatable {
         }
     }
 
+    /// The longest name a template may build, in UTF-8 bytes: a file name's limit (`NAME_MAX`).
+    public static let maxNameBytes = 255
+
     /// Parses `{id}.jpg`; throws a sentence naming what is wrong: an unclosed or stray brace, an
-    /// empty field, no field at all, or a `/` (asset names are single file names).
+    /// empty field, no field at all, a `/` (asset names are single file names), a control
+    /// character, or a template longer than a file name may be.
     public init(_ text: String) throws(ProfileError) {
+        guard text.utf8.count <= Self.maxNameBytes else {
+            throw ProfileError("image", "A name template is at most \(Self.maxNameBytes) bytes, as a file name is.")
+        }
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw ProfileError("image", "A name template has no control characters: no file name can hold them.")
+        }
         var parts: [Part] = []
         var literal = ""
         var field: String?
@@ -69,7 +79,8 @@ public struct NameTemplate: Sendable, Equatable {
     }
 
     /// The name for `item`, or the first field it lacks: a field must be a string or an integer
-    /// (what a widget would put into the name).
+    /// (what a widget would put into the name). A name past `maxNameBytes` is refused as soon as
+    /// it gets there, so an item's long text never builds a long string.
     public func name(for item: JSONNode) -> Result<String, MissingField> {
         var name = ""
         for part in parts {
@@ -78,6 +89,11 @@ public struct NameTemplate: Sendable, Equatable {
                 name += text
             case .field(let field):
                 guard let value = item.kind == .object ? item[field] : nil else { return .failure(MissingField(field)) }
+                // Judged by its literal first (at most 6 bytes per character escaped), so a
+                // megabyte of text is never decoded to be refused.
+                guard value.compactBytes.count <= Self.maxNameBytes * 6 + 2 else {
+                    return .failure(MissingField(field, tooLong: true))
+                }
                 if let string = value.stringValue {
                     name += string
                 } else if let integer = value.integerValue {
@@ -85,15 +101,25 @@ public struct NameTemplate: Sendable, Equatable {
                 } else {
                     return .failure(MissingField(field))
                 }
+                if name.utf8.count > Self.maxNameBytes { return .failure(MissingField(field, tooLong: true)) }
             }
+        }
+        if name.utf8.count > Self.maxNameBytes, let last = fields.last {
+            return .failure(MissingField(last, tooLong: true))
         }
         return .success(name)
     }
 
-    /// A field an item lacks, or holds as something other than a string or an integer.
+    /// A field an item lacks, or holds as something other than a string or an integer, or one
+    /// whose value makes the name longer than a file name may be.
     public struct MissingField: Error, Equatable, Sendable {
         /// The field's name.
         public let field: String
-        init(_ field: String) { self.field = field }
+        /// Whether the field is there but makes the name too long.
+        public let tooLong: Bool
+        init(_ field: String, tooLong: Bool = false) {
+            self.field = field
+            self.tooLong = tooLong
+        }
     }
 }

@@ -69,6 +69,10 @@ public struct WidgetItems: Sendable {
         case .template(let template):
             switch template.name(for: node) {
             case .success(let name): return .asset(name)
+            case .failure(let missing) where missing.tooLong:
+                return .unnamed(
+                    "has a '\(missing.field)' that makes \(template.text) longer than a file name may be "
+                        + "(\(NameTemplate.maxNameBytes) bytes), so it names no file")
             case .failure(let missing):
                 return .unnamed("has no string or integer '\(missing.field)', so \(template.text) names no file")
             }
@@ -76,7 +80,13 @@ public struct WidgetItems: Sendable {
             guard let string = pointer.pointer.resolve(in: node)?.stringValue, !string.isEmpty else {
                 return .unnamed("has no string at \(pointer.text), so it names no image file")
             }
-            return Self.image(named: string)
+            let image = Self.image(named: string)
+            if case .asset(let name) = image, name.utf8.count > NameTemplate.maxNameBytes {
+                return .unnamed(
+                    "has a string at \(pointer.text) longer than a file name may be "
+                        + "(\(NameTemplate.maxNameBytes) bytes), so it names no image file")
+            }
+            return image
         }
     }
 

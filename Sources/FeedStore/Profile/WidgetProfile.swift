@@ -15,7 +15,7 @@ public struct WidgetProfile: Sendable, Equatable {
     /// The zone the widget's hours are counted in: an IANA name or `+HH:MM`.
     public var zone: String?
 
-    /// The largest `profile.json` accepted.
+    /// The largest profile accepted, as sent and as stored (`fileBytes`, a newline included).
     public static let maxBytes = 16 << 10
     /// The members a profile may have, in the order it is written.
     public static let memberNames = ["items", "title", "subtitle", "image", "empty", "zone"]
@@ -110,6 +110,12 @@ public struct WidgetProfile: Sendable, Equatable {
             strings[name] = string
         }
         try self.init(strings: strings)
+        // What is stored must read back: its compact form and a newline within the same bound.
+        let stored = fileBytes.count
+        guard stored <= Self.maxBytes else {
+            throw ProfileError(
+                "", "Stored, the profile would take \(stored) bytes; a profile is at most \(Self.maxBytes).")
+        }
     }
 
     /// A profile from member texts (a stored profile, or a timeline's query parameters).

@@ -22,10 +22,12 @@ extension FeedRoutes {
             let size = measured(group: group, generation: generation.id, asset: asset)
             return FeedLint.Asset(name: asset.name, width: size?.width, height: size?.height)
         }
-        // The group's widget profile (a stored one that cannot be read counts as none), else a guess.
-        let stated = (try? store.profile(group: group)) ?? nil
+        // The group's widget profile, else a guess (an unreadable one is a warning of its own).
+        let (stated, unreadable) = PublishLint.storedProfile(store, group: group)
         let profile = LintProfile.applying(stated: stated, payload: payload, assetNames: assets.map(\.name))
-        let report = lint.report(payload: payload, assets: assets, limit: PublishLint.maxListed, profile: profile)
+        let report = PublishLint.adding(
+            unreadable,
+            to: lint.report(payload: payload, assets: assets, limit: PublishLint.maxListed, profile: profile))
         let body = CompactJSON.bytes(
             .object(
                 [
