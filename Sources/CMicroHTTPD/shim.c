@@ -105,6 +105,17 @@ int CMicroHTTPD_set_cork(struct MHD_Connection *connection, int on) {
     return fd >= 0 && setsockopt(fd, IPPROTO_TCP, TCP_CORK, &value, sizeof value) == 0;
 }
 
+int CMicroHTTPD_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL || size == 0) return 0;
+    const struct sockaddr *address = info->client_addr;
+    const void *bytes = NULL;
+    if (address->sa_family == AF_INET) bytes = &((const struct sockaddr_in *)address)->sin_addr;
+    else if (address->sa_family == AF_INET6) bytes = &((const struct sockaddr_in6 *)address)->sin6_addr;
+    else return 0;
+    return inet_ntop(address->sa_family, bytes, buffer, (socklen_t)size) != NULL;
+}
+
 void *CMicroHTTPD_connection_context(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info ? info->socket_context : NULL;

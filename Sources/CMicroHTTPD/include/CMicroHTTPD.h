@@ -63,6 +63,12 @@ int CMicroHTTPD_connection_fd(struct MHD_Connection *connection);
 /// can stay corked: every answer ends with the uncork (a closing socket sends what it holds).
 int CMicroHTTPD_set_cork(struct MHD_Connection *connection, int on);
 
+/// Writes the client's IP address as text into `buffer` (`size` bytes, NUL-terminated); non-zero
+/// on success.
+///
+/// Exists because MHD_get_connection_info is variadic and the address is a `sockaddr` to format.
+int CMicroHTTPD_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
+
 /// The per-connection slot set by the notify-connection callback (`socket_context`).
 ///
 /// Exists because MHD_get_connection_info is variadic.

@@ -84,6 +84,7 @@ final class Server: Sendable {
             broadcaster.add { hook.run(for: $0) }
         }
         let lint = FeedLint(androidScreen: options.androidScreen)
+        let journal = options.journal ? WriteJournal(file: JournalFile(root: options.root)) : nil
         let feeds = FeedRoutes(
             store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
             maxBodyBytes: transport.maxBodyBytes, lint: lint)
@@ -93,7 +94,7 @@ final class Server: Sendable {
             let seeds = SeedPublisher(
                 folder: SeedFolder(path: seed), store: store, encoder: encoder, threads: threads,
                 maxAssets: transport.maxParts, maxAssetBytes: transport.maxBodyBytes, lint: lint,
-                strict: options.seedStrict)
+                strict: options.seedStrict, journal: journal)
             if options.watch { watcher = try SeedWatcher(publisher: seeds) }
             // On a lowered thread: the libvips workers it starts stay for later publishes.
             let seeded = try Self.starting("seeding") { () throws(ThreadStartError) in
@@ -119,7 +120,7 @@ final class Server: Sendable {
         let assets = AssetRoutes(store: store, caching: caching)
         let router = Router(
             routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + timeline.routes
-                + ProfileRoutes(store: store).routes + [assets.route]
+                + ProfileRoutes(store: store).routes + JournalRoutes(journal: journal).routes + [assets.route]
                 + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let authorization = Authorization(
@@ -132,7 +133,8 @@ final class Server: Sendable {
             }
         }
         let pipeline = RequestPipeline(
-            router: router, authorization: authorization, cors: cors, caching: caching, metrics: metrics, pool: pool)
+            router: router, authorization: authorization, cors: cors, caching: caching, metrics: metrics, pool: pool,
+            journal: journal)
         do {
             daemon = try HTTPDaemon(settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline)
         } catch {

@@ -28,6 +28,8 @@ struct ServerOptions: Sendable, Equatable {
     /// `--seed-strict`: seed groups with platform-limit warnings are refused; at start, any group
     /// not published stops the start.
     var seedStrict = false
+    /// `--journal`: record every write in `<root>/.feed-server-journal` (default on).
+    var journal = true
 
     /// `--max-payload-bytes`: the largest feed.json (payload and envelope) written or read, which
     /// is also the most the transport keeps in memory of a multipart body (the payload part).
@@ -252,6 +254,12 @@ struct ServerOptions: Sendable, Equatable {
                 + "group refused or skipped makes the server exit with status 2 (default off)",
             isSwitch: true
         ) { $0.seedStrict = try boolean($1, "--seed-strict") },
+        Option(
+            flag: "--journal", environment: "FEED_SERVER_JOURNAL", placeholder: "on|off",
+            help:
+                "record every write (publish, restore, delete, fault, profile, seed) in ROOT/.feed-server-journal for "
+                + "GET /journal and POST /journal/verify (default on)"
+        ) { $0.journal = try boolean($1, "--journal") },
         Option(
             flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
             help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)"

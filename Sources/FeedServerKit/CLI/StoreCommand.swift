@@ -70,9 +70,15 @@ enum StoreCommand {
             let committer = PublishCommit(store: store, lint: FeedLint(androidScreen: options.server.androidScreen))
             let warnings = committer.warnings(upload, group: group)
             SeedLog.warnings(warnings, prefix: "feed-server publish: \(shown)")
+            let version = options.schemaVersion ?? schemaVersion ?? 1
             let committed = try committer.commit(
-                group: group, upload: upload, schemaVersion: options.schemaVersion ?? schemaVersion ?? 1,
-                strict: options.strict, warnings: warnings)
+                group: group, upload: upload, schemaVersion: version, strict: options.strict, warnings: warnings)
+            // The same journal the servers on this root append to.
+            if options.server.journal {
+                WriteJournal(file: JournalFile(root: options.server.root)).record(
+                    kind: .publish, group: group, client: "cli",
+                    facts: committed.journalFacts(schemaVersion: version, payload: upload.payload))
+            }
             Output.write(PublishCommit.answer(group: group, committed, packing: upload.packing))
             let result = committed.result
             say(

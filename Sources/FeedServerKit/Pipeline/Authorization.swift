@@ -1,7 +1,8 @@
 import FeedStore
 import HTTPTransport
 
-/// Bearer tokens: `--token` guards writes (PUT, DELETE, POST), `--read-token` guards reads when
+/// Bearer tokens: `--token` guards writes (PUT, DELETE, POST but `POST /journal/verify`, a read),
+/// `--read-token` guards reads when
 /// set. A server with any token never accepts an anonymous write: with only `--read-token`, that
 /// token is needed for writes too. `/healthz`, the page shells and CORS preflights stay open. Tokens are compared
 /// in constant time.
@@ -31,7 +32,8 @@ struct Authorization: Sendable {
     func check(_ request: HTTPRequest, route: String) throws(Problem) {
         guard writeToken != nil || readToken != nil else { return }  // an open server: nothing to look up
         guard !Self.openRoutes.contains(route), !alsoOpen.contains(route), request.method != "OPTIONS" else { return }
-        let isWrite = !["GET", "HEAD"].contains(request.method)
+        // Verifying the journal reads it: a CI step checking with the read token needs no more.
+        let isWrite = !["GET", "HEAD"].contains(request.method) && route != JournalRoutes.verifyTemplate
         let accepted = isWrite ? acceptedForWrites : acceptedForReads
         guard !accepted.isEmpty else { return }
         let inQuery = request.query[Self.queryParameter]

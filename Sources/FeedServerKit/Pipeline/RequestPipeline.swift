@@ -3,8 +3,8 @@ import HTTPTransport
 
 /// What every request goes through, whichever way it is answered: routing, `OPTIONS`,
 /// authorization, the handler (problems it throws caught here, once), `private` on reads that
-/// need or carry a token (`ReadCaching`), CORS headers, and the request metrics, counted here and
-/// nowhere else. (Request ids and the access log are the transport's, so even its own refusals
+/// need or carry a token (`ReadCaching`), CORS headers, the request metrics, counted here and
+/// nowhere else, and the write journal, recorded here for every write that reached its route. (Request ids and the access log are the transport's, so even its own refusals
 /// have them.)
 ///
 /// A class: the transport holds it as `any HTTPResponder` and calls it on every request, and a
@@ -18,10 +18,12 @@ final class RequestPipeline: HTTPResponder {
     let metrics: Metrics
     /// Where slow handlers run (nil: inline, for tests of the pipeline alone).
     let pool: WorkPool?
+    /// Where writes are recorded (nil: `--journal off`).
+    let journal: WriteJournal?
 
     init(
         router: Router, authorization: Authorization, cors: CORSPolicy?, caching: ReadCaching, metrics: Metrics,
-        pool: WorkPool?
+        pool: WorkPool?, journal: WriteJournal? = nil
     ) {
         self.router = router
         self.authorization = authorization
@@ -29,6 +31,7 @@ final class RequestPipeline: HTTPResponder {
         self.caching = caching
         self.metrics = metrics
         self.pool = pool
+        self.journal = journal
     }
 
     /// Judges a request that carries a body from its head alone, on the first handler call,
@@ -146,10 +149,16 @@ final class RequestPipeline: HTTPResponder {
         let accepted = pool.submit { [self, detached] in
             metrics.workInProgress.add(1, ordering: .relaxed)
             let response: HTTPResponse
+            var problem: Problem?
             do throws(Problem) {
                 response = privateWhenRequired(try handler(detached), detached.request, route: route)
-            } catch { response = error.response }
+            } catch {
+                problem = error
+                response = error.response
+            }
             metrics.workInProgress.subtract(1, ordering: .relaxed)
+            // Writes reach the journal here, on the pool, once their answer is known.
+            journal?.record(route: route, routed: detached, response: response, problem: problem)
             // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
             if case .suspend = response.body { return deferred.complete(response) }
             deferred.complete(finished(response, routeIndex: routeIndex, request: detached.request))

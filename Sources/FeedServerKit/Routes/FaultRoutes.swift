@@ -45,7 +45,10 @@ struct FaultRoutes: Sendable {
         let outcome = try lab.inject(store: store, order.request, group: group, seconds: order.seconds)
         metrics.recordFault(outcome.kind)
         let body = CompactJSON.bytes(Self.json(outcome, seconds: order.seconds)) + [0x0A]
-        return .json(201, body, headers: [("Cache-Control", "no-store")])
+        var answer = HTTPResponse.json(201, body, headers: [("Cache-Control", "no-store")])
+        answer.annotation = JournalFacts(
+            result: outcome.kind.rawValue, generationId: outcome.generationId, schemaVersion: outcome.schemaVersion)
+        return answer
     }
 
     /// `{"kind","generationId"?,"schemaVersion","readerServes","skipped","serverServes","detail"}`.

@@ -46,6 +46,7 @@ struct ProfileRoutes: Sendable {
         do { created = try store.storeProfile(profile, group: group) } catch { throw Problem(error) }
         var answer = Self.answer(created ? 201 : 200, profile, request: nil)
         if created { answer.headers.append(("Location", "/feeds/\(group)/profile")) }
+        answer.annotation = JournalFacts(result: "stored", payload: profile.fileBytes)
         return answer
     }
 
@@ -55,7 +56,9 @@ struct ProfileRoutes: Sendable {
         let removed: Bool
         do { removed = try store.removeProfile(group: group) } catch { throw Problem(error) }
         guard removed else { throw Problem.noProfile(group) }
-        return HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
+        var answer = HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
+        answer.annotation = JournalFacts(result: "removed")
+        return answer
     }
 
     private func validGroup(_ routed: RoutedRequest) throws(Problem) -> String {

@@ -14,6 +14,14 @@ struct PublishCommit: Sendable {
     struct Committed {
         var result: PublishResult
         var warnings: LintReport
+
+        /// What the write journal keeps of it.
+        func journalFacts(schemaVersion: Int, payload: [UInt8]) -> JournalFacts {
+            JournalFacts(
+                result: result.changed ? "published" : "unchanged", generationId: result.generationId,
+                fingerprint: result.fingerprint, warnings: warnings.warnings.map(\.code.rawValue),
+                schemaVersion: schemaVersion, payload: payload)
+        }
     }
 
     /// The warnings of what `upload` would write to `group`, with the profile it carries or the

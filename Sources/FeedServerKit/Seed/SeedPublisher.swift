@@ -18,6 +18,8 @@ struct SeedPublisher: Sendable {
     var lint = FeedLint()
     /// `--seed-strict`: a group with any warning is refused (logged, not published).
     var strict = false
+    /// Where each seed publish is recorded (`kind` seed, client `seed`); nil with `--journal off`.
+    var journal: WriteJournal? = nil
 
     /// What publishing one group did.
     enum Outcome: Equatable {
@@ -91,10 +93,20 @@ struct SeedPublisher: Sendable {
         let committer = PublishCommit(store: store, lint: lint)
         let warnings = committer.warnings(upload, group: group)
         SeedLog.warnings(warnings, prefix: prefix)
-        if strict, !warnings.isEmpty { return .refused(warnings: warnings.total) }
+        let codes = warnings.warnings.map(\.code.rawValue)
+        if strict, !warnings.isEmpty {
+            journal?.record(
+                kind: .seed, group: group, client: "seed",
+                facts: JournalFacts(result: "refused", warnings: codes, payload: upload.payload),
+                problem: "platform-limits")
+            return .refused(warnings: warnings.total)
+        }
         do {
             let committed = try committer.commit(
                 group: group, upload: upload, schemaVersion: seed.schemaVersion, strict: false, warnings: warnings)
+            journal?.record(
+                kind: .seed, group: group, client: "seed",
+                facts: committed.journalFacts(schemaVersion: seed.schemaVersion, payload: upload.payload))
             switch committed.result {
             case .published(let id, _, _): return .published(generationId: id)
             case .unchanged: return .unchanged

@@ -293,11 +293,20 @@ struct RequestDriver {
         body: [UInt8] = [], parts: [MultipartPart]? = nil, bodyFile: StoredUpload? = nil,
         uploads: (any UploadFolderHandle)? = nil
     ) -> HTTPRequest {
-        HTTPRequest(
+        var request = HTTPRequest(
             method: methodName, rawPath: String(cString: url),
             query: RequestFields(connection: connection, kind: .GET_ARGUMENT_KIND),
             headers: RequestFields(connection: connection, kind: .HEADER_KIND), body: body, parts: parts,
             uploads: uploads, bodyFile: bodyFile)
+        if request.method != "GET", request.method != "HEAD" { request.clientAddress = clientAddress() }
+        return request
+    }
+
+    /// The peer's address as text (`127.0.0.1`, `::1`), nil when libmicrohttpd has none.
+    private func clientAddress() -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard CMicroHTTPD_client_address(connection, &buffer, buffer.count) != 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func contentType() -> UnsafePointer<CChar>? {

@@ -19,6 +19,9 @@ package struct HTTPRequest: Sendable {
     /// The body as a file in `uploads`, for media types the daemon spools (`BodySpool`); the
     /// body is then not in `body`.
     package var bodyFile: StoredUpload? = nil
+    /// The client's IP address, for requests that change something (a journal records it);
+    /// nil for reads, which never pay for it.
+    package var clientAddress: String? = nil
 
     /// A request as the transport builds it.
     package init(

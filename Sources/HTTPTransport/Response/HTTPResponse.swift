@@ -41,6 +41,9 @@ package struct HTTPResponse: Sendable {
     /// Set on answers that are the same for every request (cached reads): the daemon queues one
     /// prepared `MHD_Response` for all of them instead of building one per request.
     package var prepared: PreparedResponse?
+    /// What a route tells the application around it about this answer (the write journal's
+    /// facts); never sent, and unknown to the transport.
+    package var annotation: (any Sendable)? = nil
 
     /// A response with a byte body.
     package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {

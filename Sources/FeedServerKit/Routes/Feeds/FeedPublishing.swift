@@ -81,8 +81,10 @@ extension FeedRoutes {
         let published = committed.result.changed
         var headers = [("ETag", Conditional.entityTag(committed.result.fingerprint)), ("Cache-Control", "no-store")]
         if published { headers.append(("Location", "/feeds/\(group)")) }
-        return .json(
+        var answer = HTTPResponse.json(
             published ? 201 : 200, PublishCommit.answer(group: group, committed, packing: upload.packing),
             headers: headers)
+        answer.annotation = committed.journalFacts(schemaVersion: schemaVersion, payload: upload.payload)
+        return answer
     }
 }

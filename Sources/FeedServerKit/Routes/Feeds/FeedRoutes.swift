@@ -131,12 +131,17 @@ struct FeedRoutes: Sendable {
         let headers = routed.request.headers
         let precondition = try Conditional.writePrecondition(
             ifMatch: headers["If-Match"], ifNoneMatch: headers["If-None-Match"])
+        let removed: Generation?
         do {
-            try store.clear(group: group, precondition: precondition)
+            removed = try store.clear(group: group, precondition: precondition)
         } catch {
             throw Problem(error)
         }
-        return HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
+        var answer = HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
+        answer.annotation = JournalFacts(
+            result: removed == nil ? "nothing" : "deleted", generationId: removed?.id, fingerprint: removed?.fingerprint
+        )
+        return answer
     }
 
     // MARK: Server-Sent Events

@@ -1,0 +1,70 @@
+import FeedStore
+
+/// The problems of the write journal and its verification.
+extension Problem {
+    /// 404 on a server started with `--journal off`.
+    static var journalOff: Problem {
+        Problem(
+            status: 404, type: "journal-off", title: "Journal off",
+            detail: "This server runs with --journal off: no write is recorded. Start it without that option.")
+    }
+
+    /// 503 when the journal's files cannot be read or changed now (its lock held too long, a disk error).
+    static func journalUnavailable(_ reason: String) -> Problem {
+        Problem(
+            status: 503, type: "journal-unavailable", title: "Journal unavailable",
+            detail: "The journal cannot be read or changed now: \(reason).", headers: [("Retry-After", "1")])
+    }
+
+    /// 400 for an expectation that is not valid; `member` names the member at fault.
+    static func invalidExpectation(_ error: ExpectationError) -> Problem {
+        Problem(
+            status: 400, type: "invalid-expectation", title: "Invalid expectation", detail: error.detail,
+            extensions: error.member.isEmpty ? [] : [("member", .string(error.member))])
+    }
+
+    /// 415 for an expectation sent as anything but JSON.
+    static var unsupportedExpectationType: Problem {
+        Problem(
+            status: 415, type: "unsupported-media-type", title: "Unsupported media type",
+            detail: "Send the expectation as application/json, for example {\"group\":\"g\",\"kind\":\"publish\"}.")
+    }
+
+    /// 413 for an expectation over its limit.
+    static func expectationTooLarge(bytes: Int, limit: Int) -> Problem {
+        Problem(
+            status: 413, type: "body-too-large", title: "Request body too large",
+            detail: "An expectation has \(bytes) bytes; the limit is \(limit).")
+    }
+
+    /// 422 when the journal does not hold what was expected: how many matched, and the entries
+    /// that came closest with what differed.
+    static func verificationFailed(_ verification: JournalVerification, expected: JournalExpectation.Count) -> Problem {
+        let matched = verification.matched.count
+        var detail = "\(matched) entr\(matched == 1 ? "y" : "ies") matched; expected \(describe(expected))."
+        if let nearest = verification.nearMisses.first {
+            detail +=
+                " Nearest miss: \(nearest.entry.kind.rawValue) of \(nearest.entry.group) at \(nearest.entry.at): "
+                + nearest.differences.joined(separator: "; ") + "."
+        }
+        let misses: [JSONValue] = verification.nearMisses.map { miss in
+            .object([
+                JSONMember("entry", JournalRoutes.json(miss.entry)),
+                JSONMember("differences", .array(miss.differences.map { .string($0) })),
+            ])
+        }
+        return Problem(
+            status: 422, type: "verification-failed", title: "Expectation not met", detail: detail,
+            extensions: [
+                ("matched", .number(String(matched))), ("count", expected.json), ("nearMisses", .array(misses)),
+            ])
+    }
+
+    private static func describe(_ count: JournalExpectation.Count) -> String {
+        switch count {
+        case .exactly(let n): return "exactly \(n)"
+        case .atLeast(let n): return "at least \(n)"
+        case .atMost(let n): return "at most \(n)"
+        }
+    }
+}

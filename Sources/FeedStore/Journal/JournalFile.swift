@@ -1,0 +1,136 @@
+import ConcurrencyPrimitives
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The journal on disk: `<root>/.feed-server-journal/journal.jsonl`, one `JournalEntry` per line,
+/// and the previous file `journal.1.jsonl` once it passed `maxFileBytes`. Every process on the
+/// root (servers, the offline CLI) appends to the same files, each line with one `write` on an
+/// `O_APPEND` descriptor under the folder's `flock`, so lines never interleave and a rotation is
+/// seen by all. Lines are not flushed one by one: a crash of the process loses nothing written,
+/// a power loss may lose the last entries (the generations themselves are durable).
+public struct JournalFile: Sendable {
+    /// The journal's folder.
+    public let directory: String
+    /// The size past which the current file becomes the previous one.
+    public let maxFileBytes: Int
+    /// How long an append or a read waits for another process's hold of the lock.
+    static let lockWaitMs: Int64 = 1_000
+
+    /// The folder's name under the root: hidden, so no reader takes it for a group.
+    public static let folderName = ".feed-server-journal"
+
+    /// The journal of the store at `root`, rotated at `maxFileBytes` (two files are kept).
+    public init(root: String, maxFileBytes: Int = 4 << 20) {
+        directory = (root.hasSuffix("/") ? root : root + "/") + Self.folderName
+        self.maxFileBytes = maxFileBytes
+    }
+
+    var current: String { directory + "/journal.jsonl" }
+    var previous: String { directory + "/journal.1.jsonl" }
+    var lockFile: String { directory + "/journal.lock" }
+
+    /// Appends `entry` as one line, rotating first when the line would take the current file
+    /// past `maxFileBytes`. Throws when the lock is held past `lockWaitMs` or the disk refuses.
+    public func append(_ entry: JournalEntry) throws {
+        let line = entry.line + [0x0A]
+        try underLock {
+            let fd = try Syscall.run("open", current) {
+                open(current, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            }
+            var size = stat()
+            _ = try? Syscall.run("fstat", current) { fstat(fd, &size) }
+            var descriptor = fd
+            if Int(size.st_size) + line.count > maxFileBytes, size.st_size > 0 {
+                try? Syscall.close(fd, current)
+                _ = try Syscall.run("rename", current) { rename(current, previous) }
+                descriptor = try Syscall.run("open", current) {
+                    open(current, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                }
+            }
+            defer { try? Syscall.close(descriptor, current) }
+            // One write: O_APPEND puts the whole line at the end in one step.
+            let written = try line.withUnsafeBytes { buffer in
+                try Syscall.run("write", current) { write(descriptor, buffer.baseAddress, buffer.count) }
+            }
+            guard written == line.count else {
+                throw FileSystemError(kind: .noSpace, operation: "write (short)", path: current)
+            }
+        }
+    }
+
+    /// Every entry in both files, oldest first; lines that are not entries (a line torn by a
+    /// crash) are skipped. At most `2 × maxFileBytes` are read.
+    public func entries() throws -> [JournalEntry] {
+        try underLock {
+            var entries: [JournalEntry] = []
+            for path in [previous, current] {
+                guard let bytes = try read(path) else { continue }
+                for line in bytes.split(separator: 0x0A) {
+                    if let entry = JournalEntry(line: line) { entries.append(entry) }
+                }
+            }
+            return entries
+        }
+    }
+
+    /// Removes both files (a test's set-up).
+    public func clear() throws {
+        try underLock {
+            for path in [current, previous] where unlink(path) != 0 && errno != ENOENT {
+                throw FileSystemError(operation: "unlink", path: path, errno: errno)
+            }
+        }
+    }
+
+    /// A regular file's bytes (up to `maxFileBytes` and a line), nil when there is none.
+    private func read(_ path: String) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw FileSystemError(operation: "open", path: path, errno: errno)
+        }
+        defer { try? Syscall.close(fd, path) }
+        var info = stat()
+        _ = try Syscall.run("fstat", path) { fstat(fd, &info) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let limit = maxFileBytes + JournalEntry.maxPayloadBytes * 2
+        var bytes = [UInt8](repeating: 0, count: min(Int(info.st_size), limit))
+        var filled = 0
+        while filled < bytes.count {
+            let got = try bytes.withUnsafeMutableBytes { buffer in
+                try Syscall.run("read", path) { journalRead(fd, buffer.baseAddress! + filled, buffer.count - filled) }
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        return Array(bytes.prefix(filled))
+    }
+
+    /// Runs `body` holding the journal's lock, made with its folder when missing; waits
+    /// `lockWaitMs` at most (`flock` has no timed wait, so this polls).
+    private func underLock<T>(_ body: () throws -> T) throws -> T {
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw FileSystemError(operation: "mkdir", path: directory, errno: errno)
+        }
+        let fd = try Syscall.run("open", lockFile) { open(lockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+        defer { try? Syscall.close(fd, lockFile) }
+        let deadline = MonotonicClock.nanos() &+ Self.lockWaitMs &* 1_000_000
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR, MonotonicClock.nanos() < deadline else {
+                throw FileSystemError(operation: "flock", path: lockFile, errno: code)
+            }
+            usleep(1_000)
+        }
+        return try body()
+    }
+}
+
+/// `read(2)` (the name is taken inside `JournalFile`).
+private func journalRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}

@@ -1,0 +1,107 @@
+/// An expectation checked against the journal: the entries that match it, whether their number
+/// is the one expected, and, when it is not, the entries that came closest and what differed.
+public struct JournalVerification: Sendable {
+    /// An entry that missed, and each way it missed.
+    public struct NearMiss: Sendable {
+        /// The entry.
+        public var entry: JournalEntry
+        /// One sentence per criterion it failed (`kind is delete, not publish`).
+        public var differences: [String]
+    }
+
+    /// The matching entries, newest first.
+    public private(set) var matched: [JournalEntry] = []
+    /// Whether the count of matches is the expected one.
+    public let holds: Bool
+    /// Up to `maxNearMisses` entries that failed the fewest criteria, newest first among equals.
+    public private(set) var nearMisses: [NearMiss] = []
+
+    /// Near misses reported at most.
+    public static let maxNearMisses = 5
+
+    /// Checks `expectation` against `entries` (any order; reported newest first).
+    public init(_ expectation: JournalExpectation, entries: [JournalEntry]) {
+        var misses: [NearMiss] = []
+        for entry in entries.sorted(by: { $0.at > $1.at }) {
+            let differences = Self.differences(entry, expectation)
+            if differences.isEmpty {
+                matched.append(entry)
+            } else {
+                misses.append(NearMiss(entry: entry, differences: differences))
+            }
+        }
+        holds = expectation.count.holds(matched.count)
+        if !holds {
+            // Stable: among equally close entries, the newest (the order above) first.
+            nearMisses = Array(
+                misses.enumerated().sorted {
+                    ($0.element.differences.count, $0.offset) < ($1.element.differences.count, $1.offset)
+                }
+                .prefix(Self.maxNearMisses).map(\.element))
+        }
+    }
+
+    /// Every way `entry` fails `expectation`; empty when it matches.
+    static func differences(_ entry: JournalEntry, _ expectation: JournalExpectation) -> [String] {
+        var found: [String] = []
+        if let group = expectation.group, entry.group != group { found.append("group is \(entry.group), not \(group)") }
+        if let kind = expectation.kind, entry.kind != kind {
+            found.append("kind is \(entry.kind.rawValue), not \(kind.rawValue)")
+        }
+        if let result = expectation.result, entry.result != result {
+            found.append("result is \(entry.result), not \(result)")
+        }
+        if let since = expectation.since, entry.at < since { found.append("at \(entry.at) is before since \(since)") }
+        for code in expectation.warningsPresent where !entry.warnings.contains(code) {
+            found.append("warning \(code) is absent")
+        }
+        for code in expectation.warningsAbsent where entry.warnings.contains(code) {
+            found.append("warning \(code) is present")
+        }
+        found += payloadDifferences(entry, expectation)
+        return found
+    }
+
+    private static func payloadDifferences(_ entry: JournalEntry, _ expectation: JournalExpectation) -> [String] {
+        let criteria = expectation.equal.count + expectation.contains.count + expectation.matches.count
+        guard criteria > 0 else { return [] }
+        guard let bytes = entry.payload, let payload = try? JSONDocument(canonical: bytes).root else {
+            let size = entry.payloadOmittedBytes.map { " (\($0) bytes, more than the journal keeps)" } ?? ""
+            return ["the payload was not kept\(size)"]
+        }
+        var found: [String] = []
+        for (pointer, text, value) in expectation.equal {
+            guard let actual = pointer.resolve(in: payload) else {
+                found.append("\(text) is absent")
+                continue
+            }
+            let expected = (try? CompactJSON.canonicalize(value)) ?? value
+            if !actual.compactBytes.elementsEqual(expected) {
+                found.append("\(text) is \(shown(actual.compactBytes)), not \(shown(expected[...]))")
+            }
+        }
+        for (pointer, text, part) in expectation.contains {
+            let actual = pointer.resolve(in: payload)?.stringValue
+            if actual?.contains(part) != true {
+                found.append("\(text) \(describe(actual)) does not contain \"\(part)\"")
+            }
+        }
+        for (pointer, text, pattern) in expectation.matches {
+            let actual = pointer.resolve(in: payload)?.stringValue
+            if actual.map(pattern.matches) != true {
+                found.append("\(text) \(describe(actual)) does not match \(pattern.pattern)")
+            }
+        }
+        return found
+    }
+
+    private static func describe(_ string: String?) -> String {
+        guard let string else { return "(not a string)" }
+        return "\"" + (string.count > 80 ? String(string.prefix(80)) + "…" : string) + "\""
+    }
+
+    private static func shown(_ bytes: ArraySlice<UInt8>) -> String {
+        let text = String(decoding: bytes.prefix(120), as: UTF8.self)
+        return bytes.count > 120 ? text + "…" : text
+    }
+}
