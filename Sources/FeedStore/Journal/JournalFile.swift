@@ -36,10 +36,10 @@ public struct JournalFile: Sendable {
     /// Appends `entry` as one line, rotating first when the line would take the current file
     /// past `maxFileBytes`. Throws when the lock is held past `lockWaitMs` or the disk refuses.
     public func append(_ entry: JournalEntry) throws {
-        let line = entry.line + [0x0A]
+        var line = entry.line + [0x0A]
         try underLock {
             let fd = try Syscall.run("open", current) {
-                open(current, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                open(current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
             }
             var size = stat()
             _ = try? Syscall.run("fstat", current) { fstat(fd, &size) }
@@ -48,10 +48,15 @@ public struct JournalFile: Sendable {
                 try? Syscall.close(fd, current)
                 _ = try Syscall.run("rename", current) { rename(current, previous) }
                 descriptor = try Syscall.run("open", current) {
-                    open(current, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                    open(current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 }
             }
             defer { try? Syscall.close(descriptor, current) }
+            // A line a crash cut short has no newline: end it, or this entry would join it.
+            var last: UInt8 = 0x0A
+            if descriptor == fd, size.st_size > 0, pread(descriptor, &last, 1, size.st_size - 1) == 1, last != 0x0A {
+                line.insert(0x0A, at: 0)
+            }
             // One write: O_APPEND puts the whole line at the end in one step.
             let written = try line.withUnsafeBytes { buffer in
                 try Syscall.run("write", current) { write(descriptor, buffer.baseAddress, buffer.count) }

@@ -75,9 +75,9 @@ public struct JournalVerification: Sendable {
                 found.append("\(text) is absent")
                 continue
             }
-            let expected = (try? CompactJSON.canonicalize(value)) ?? value
-            if !actual.compactBytes.elementsEqual(expected) {
-                found.append("\(text) is \(shown(actual.compactBytes)), not \(shown(expected[...]))")
+            guard let expected = try? JSONDocument.parse(value).root, Self.equal(actual, expected) else {
+                found.append("\(text) is \(shown(actual.compactBytes)), not \(shown(value[...]))")
+                continue
             }
         }
         for (pointer, text, part) in expectation.contains {
@@ -93,6 +93,23 @@ public struct JournalVerification: Sendable {
             }
         }
         return found
+    }
+
+    /// JSON equality: objects whatever their members' order, arrays element by element, scalars
+    /// by their canonical text (so `1.0` is `1.0`, not `1`: the journal keeps what was sent).
+    static func equal(_ a: JSONNode, _ b: JSONNode) -> Bool {
+        guard a.kind == b.kind else { return false }
+        switch a.kind {
+        case .object:
+            let members = a.members
+            guard members.count == b.count else { return false }
+            return members.allSatisfy { name, value in b[name].map { equal(value, $0) } ?? false }
+        case .array:
+            let (left, right) = (a.elements, b.elements)
+            return left.count == right.count && zip(left, right).allSatisfy { equal($0, $1) }
+        default:
+            return a.compactBytes.elementsEqual(b.compactBytes)
+        }
     }
 
     private static func describe(_ string: String?) -> String {

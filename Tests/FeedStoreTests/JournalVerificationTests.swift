@@ -1,0 +1,81 @@
+import Testing
+
+@testable import FeedStore
+
+/// Expectations read, refused and checked against entries, near misses ordered.
+@Suite struct JournalVerificationTests {
+    private func entry(
+        _ at: Int64, _ kind: JournalEntry.Kind = .publish, result: String = "published", group: String = "g",
+        payload: String? = nil, warnings: [String] = []
+    ) -> JournalEntry {
+        var entry = JournalEntry(at: at, kind: kind, result: result, group: group, status: 201)
+        entry.warnings = warnings
+        if let payload { entry.keep(payload: Array(payload.utf8)) }
+        return entry
+    }
+
+    private func expect(_ json: String) throws -> JournalExpectation { try JournalExpectation(json: Array(json.utf8)) }
+
+    private var journal: [JournalEntry] {
+        [
+            entry(1, payload: #"{"quotes":[{"text":"one"}]}"#),
+            entry(2, payload: #"{"quotes":[{"text":"two","n":2}]}"#, warnings: ["item-image-missing"]),
+            entry(3, .delete, result: "deleted"),
+            entry(4, result: "refused", payload: #"{"quotes":[]}"#),
+            entry(5, group: "other", payload: #"{"quotes":[{"text":"two"}]}"#),
+        ]
+    }
+
+    @Test func criteriaSelectTheEntriesTheyName() throws {
+        func matched(_ json: String) throws -> [Int64] {
+            JournalVerification(try expect(json), entries: journal).matched.map(\.at)
+        }
+        #expect(try matched(#"{"group":"g","kind":"publish","result":"published"}"#) == [2, 1])
+        #expect(try matched(#"{"payload":{"/quotes/0/text":"two"}}"#) == [5, 2])
+        #expect(try matched(#"{"payload":{"/quotes/0":{"n":2,"text":"two"}}}"#) == [2], "objects compare canonically")
+        #expect(try matched(#"{"payloadContains":{"/quotes/0/text":"w"}}"#) == [5, 2])
+        #expect(try matched(#"{"payloadMatches":{"/quotes/0/text":"^o.e$"}}"#) == [1])
+        #expect(try matched(#"{"warnings":{"present":["item-image-missing"]}}"#) == [2])
+        #expect(try matched(#"{"kind":"publish","warnings":{"absent":["item-image-missing"]}}"#) == [5, 4, 1])
+        #expect(try matched(#"{"since":4}"#) == [5, 4])
+    }
+
+    @Test func theCountDecidesAndNearMissesSayWhatDiffered() throws {
+        let holds = JournalVerification(
+            try expect(#"{"group":"g","result":"published","count":{"exactly":2}}"#), entries: journal)
+        #expect(holds.holds && holds.nearMisses.isEmpty)
+        let fails = JournalVerification(
+            try expect(#"{"group":"g","kind":"publish","payload":{"/quotes/0/text":"three"}}"#), entries: journal)
+        #expect(!fails.holds)
+        #expect(fails.matched.isEmpty)
+        // Three entries miss by one criterion; the newest of them comes first.
+        #expect(fails.nearMisses.prefix(3).map(\.entry.at) == [4, 2, 1])
+        #expect(fails.nearMisses.first?.differences == ["/quotes/0/text is absent"])
+        #expect(fails.nearMisses[1].differences == [#"/quotes/0/text is "two", not "three""#])
+        #expect(fails.nearMisses.count <= JournalVerification.maxNearMisses)
+        #expect(!JournalVerification(try expect(#"{"count":{"atMost":1}}"#), entries: journal).holds)
+        #expect(JournalVerification(try expect(#"{"group":"none","count":{"exactly":0}}"#), entries: journal).holds)
+    }
+
+    @Test func everyRefusalNamesItsMember() {
+        let cases: [(String, String)] = [
+            (#"{"grop":"g"}"#, "grop"), (#"{"kind":"publsh"}"#, "kind"), (#"{"count":{"exactly":-1}}"#, "count"),
+            (#"{"count":{"around":2}}"#, "count"), (#"{"payload":{"quotes":1}}"#, "payload"),
+            (#"{"payloadMatches":{"/a":"(a)\\1"}}"#, "payloadMatches"),
+            (#"{"payloadMatches":{"/a":"(a{9999}){9999}"}}"#, "payloadMatches"),
+            (#"{"payloadMatches":{"/a":"(unclosed"}}"#, "payloadMatches"), (#"{"since":"yesterday"}"#, "since"),
+            (#"{"warnings":{"present":"x"}}"#, "warnings"), (#"[1]"#, ""),
+        ]
+        for (json, member) in cases {
+            do {
+                _ = try expect(json)
+                Issue.record("\(json) was accepted")
+            } catch let error as ExpectationError {
+                #expect(error.member == member, "\(json): \(error)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+        #expect(throws: Never.self) { try PayloadPattern("20[0-9]{2}-(0[1-9]|1[0-2])") }
+    }
+}
