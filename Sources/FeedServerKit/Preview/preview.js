@@ -5,13 +5,7 @@
 const group = decodeURIComponent(location.pathname.split("/").pop());
 const params = new URLSearchParams(location.search);
 const $ = (id) => document.getElementById(id);
-// Point sizes: iOS as WidgetKit gives them on a 390-pt-wide iPhone; Android as a launcher grid
-// of 73 × 73 dp cells (2 × 2 and 4 × 2), the nominal Android 12+ cell on a typical phone.
-const frames = [
-  ["iOS systemSmall", 170, 170, ""], ["iOS systemMedium", 364, 170, ""], ["iOS systemLarge", 364, 382, ""],
-  ["iOS accessoryRectangular", 172, 76, "rect"], ["iOS accessoryCircular", 76, 76, "circular"],
-  ["Android 2×2", 146, 146, "android"], ["Android 4×2", 292, 146, "android"],
-];
+const feedPath = `/feeds/${encodeURIComponent(group)}`;
 // Widget sizes per device. iOS and iPadOS: Apple's Human Interface Guidelines, Widgets,
 // Specifications (points; iPad "canvas" sizes, the ones a widget lays out in). Android: the
 // widget sizing guide's default sizes for a handheld and a tablet (dp); a launcher reports a
@@ -31,6 +25,7 @@ const devices = [
 ];
 const iosFamilies = ["systemSmall", "systemMedium", "systemLarge", "accessoryCircular", "accessoryRectangular", "accessoryInline"];
 const ipadFamilies = ["systemSmall", "systemMedium", "systemLarge", "systemExtraLarge"];
+const kinds = { accessoryCircular: "circular", accessoryRectangular: "rect", accessoryInline: "inline" };
 // Title font in points at the default text size, and how the largest accessibility size scales
 // it: iOS AX5 body is 53 pt against 17 pt at the default Large (× 3.12); Android's largest font
 // scale is 200 % (× 2). Text that does not fit is cut (line clamp) or, when not even one line
@@ -38,16 +33,33 @@ const ipadFamilies = ["systemSmall", "systemMedium", "systemLarge", "systemExtra
 const baseFont = { systemSmall: 14, systemMedium: 14, systemLarge: 15, systemExtraLarge: 15, accessoryCircular: 11, accessoryRectangular: 12, accessoryInline: 13, android: 14 };
 const largestScale = { ios: 53 / 17, ipados: 53 / 17, android: 2 };
 const appearances = ["light", "dark", "tinted"], textSizes = ["default", "largest"], directions = ["ltr", "rtl"];
-// Widget families as the matrix draws them: [label, width, height, kind, platform, family].
-function deviceFamilies(device) {
-  const [, , platform, sizes] = device;
+const platformNames = { ios: "iOS", ipados: "iPadOS", android: "Android" };
+// A device's widget families as frames draw them. `group` is what the matrix filter names: the
+// family on iOS and iPadOS, the cell size on Android (both ends of its range).
+function deviceFamilies([, , platform, sizes]) {
+  const unit = platform === "android" ? "dp" : "pt", prefix = platformNames[platform];
+  const spec = (name, width, height, family, group) => ({ name, width, height, family, group, platform, unit, prefix, kind: platform === "android" ? "android" : kinds[family] || "" });
   if (platform === "android") return sizes.flatMap(([cells, minW, maxW, minH, maxH]) => [
-    [`${cells} portrait (min width × max height)`, minW, maxH, "android", "android", "android"],
-    [`${cells} landscape (max width × min height)`, maxW, minH, "android", "android", "android"]]);
+    spec(`${cells} portrait (min width × max height)`, minW, maxH, "android", cells),
+    spec(`${cells} landscape (max width × min height)`, maxW, minH, "android", cells)]);
   const names = platform === "ios" ? iosFamilies : ipadFamilies;
-  return sizes.map(([w, h], i) => [names[i], w, h, { accessoryCircular: "circular", accessoryRectangular: "rect", accessoryInline: "inline" }[names[i]] || "", "ios", names[i]]);
+  return sizes.map(([w, h], i) => spec(names[i], w, h, names[i], names[i]));
 }
-let feed = null, fallback = null, etag = null, timeline = [], warnings = [], historyText = "";
+const currentDevice = () => devices.find((d) => d[0] === $("device").value) || devices[0];
+// The profile's members the page edits, each an input named after it.
+const members = ["items", "title", "subtitle", "image", "empty"];
+const field = (member) => $(member === "zone" ? "zone" : member + "-field");
+// Marks the input of the member a refusal names (none: every mark cleared).
+function markInvalid(member) {
+  for (const m of [...members, "zone"]) if (m === member) field(m).setAttribute("aria-invalid", "true"); else field(m).removeAttribute("aria-invalid");
+}
+let feed = null, fallback = null, etag = null, warnings = [], historyText = "";
+// stored: the group's profile (null without one); timeline: the server's resolved answer;
+// chosen: members the user set (in the address too); guessed: a title this page guessed.
+let stored = null, timeline = null, timelineProblem = "", chosen = {}, guessed = {};
+// The matrix's family filter as the user chose it (the device's list of families may change).
+let familyWanted = params.get("family") || "";
+for (const member of members) if (params.has(member)) chosen[member] = params.get(member);
 const HOUR = 3600000, DAY = 86400000;
 // The instant shown, from ?at=<epochMs> (a link reproduces the view); null follows the clock.
 let at = /^\d{1,15}$/.test(params.get("at") || "") ? Number(params.get("at")) : null;
@@ -56,54 +68,63 @@ document.title = "Widget preview: " + group;
 
 function setTheme(theme) { document.documentElement.dataset.theme = theme; $("theme").value = theme; localStorage.setItem("feed-preview-theme", theme); }
 setTheme(localStorage.getItem("feed-preview-theme") || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"));
-$("theme").addEventListener("change", (e) => setTheme(e.target.value));
 
-// Read token: asked once when the server answers 401, then kept for this tab only
-// (sessionStorage: gone when the tab closes, never sent to another origin). fetch sends it as
-// a header; EventSource cannot, so the event stream gets it as ?access_token= (the only place
-// the server takes it from a URL).
-const tokenKey = "feed-server-read-token";
-let tokenAsked = null;
-function askForToken(refused) {
-  tokenAsked ??= new Promise((resolve) => {
-    const form = $("token-form");
-    $("token-message").textContent = refused ? "The server refused that token: enter the read token again." : "This server needs a read token.";
-    form.hidden = false;
-    $("token-input").focus();
-    form.onsubmit = (event) => {
-      event.preventDefault();
-      sessionStorage.setItem(tokenKey, $("token-input").value.trim());
-      $("token-input").value = "";
-      form.hidden = true;
-      tokenAsked = null;
-      resolve();
-    };
+// Tokens: asked when the server answers 401, then kept for this tab only (sessionStorage: gone
+// when the tab closes, never sent to another origin). The read token goes with every read; fetch
+// sends it as a header, EventSource cannot, so the event stream gets it as ?access_token= (the
+// only place the server takes it from a URL). The write token goes only with the profile's PUT.
+const tokenKey = "feed-server-read-token", writeTokenKey = "feed-server-write-token";
+const asked = {};
+function askForToken(kind, refused) {
+  const [form, input, message] = kind === "write" ? ["write-token-form", "write-token-input", "write-token-message"] : ["token-form", "token-input", "token-message"];
+  asked[kind] ??= new Promise((resolve) => {
+    const name = kind === "write" ? "write token" : "read token";
+    $(message).textContent = refused ? `The server refused that token: enter the ${name} again.` : kind === "write" ? "Saving a profile needs this server's write token." : "This server needs a read token.";
+    $(form).hidden = false;
+    $(input).focus();
+    const done = (value) => { $(input).value = ""; $(form).hidden = true; asked[kind] = null; resolve(value); };
+    $(form).onsubmit = (event) => { event.preventDefault(); sessionStorage.setItem(kind === "write" ? writeTokenKey : tokenKey, $(input).value.trim()); done(true); };
+    if (kind === "write") $("write-token-cancel").onclick = () => done(false);
   });
-  return tokenAsked;
+  return asked[kind];
 }
 async function api(url, options = {}) {
   for (;;) {
     const token = sessionStorage.getItem(tokenKey);
     const response = await fetch(url, { ...options, headers: { ...(options.headers || {}), ...(token ? { Authorization: "Bearer " + token } : {}) } });
     if (response.status !== 401) return response;
-    await askForToken(Boolean(token));
+    drop(response);
+    await askForToken("read", Boolean(token));
   }
+}
+// An answer whose body is not wanted: its body is cancelled, never left unread, since an unread
+// body can keep its connection busy (a browser has six per server, and the event stream holds one).
+function drop(response) { response.body?.cancel().catch(() => {}); return null; }
+// A problem+json answer's detail, or its status line.
+async function problemText(response) {
+  try { const body = await response.json(); return body.detail || body.title || String(response.status); } catch { return `${response.status} ${response.statusText}`; }
 }
 // An <img> cannot send a header either: with a token, images come through fetch as blobs
 // (asset URLs name one generation's file, so each is fetched once).
 const blobs = new Map();
 function setImage(img, url) {
   if (!sessionStorage.getItem(tokenKey)) { img.src = url; return; }
-  if (!blobs.has(url)) blobs.set(url, api(url).then((r) => r.ok ? r.blob() : null).then((b) => b && URL.createObjectURL(b)));
+  if (!blobs.has(url)) blobs.set(url, api(url).then((r) => r.ok ? r.blob() : drop(r)).then((b) => b && URL.createObjectURL(b)));
   blobs.get(url).then((src) => { if (src) img.src = src; });
 }
-
 function bytes(n) { return n < 1024 ? n + " B" : n < 1048576 ? (n / 1024).toFixed(1) + " KiB" : (n / 1048576).toFixed(2) + " MiB"; }
+function element(tag, className, text) { const el = document.createElement(tag); if (className) el.className = className; if (text !== undefined) el.textContent = text; return el; }
 
-// Arrays of objects in the payload, as JSON Pointers; the first one is the default item list.
+// JSON Pointers (RFC 6901) into the payload, for the fields' suggestions and the page's guess.
+const escapeToken = (k) => k.replace(/~/g, "~0").replace(/\//g, "~1");
 function itemArrays(value, pointer = "", found = []) {
-  if (Array.isArray(value)) { if (value.length && value.every((v) => v && typeof v === "object" && !Array.isArray(v))) found.push(pointer); value.forEach((v, i) => itemArrays(v, pointer + "/" + i, found)); }
-  else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) itemArrays(v, pointer + "/" + k.replace(/~/g, "~0").replace(/\//g, "~1"), found);
+  if (Array.isArray(value)) { if (value.every((v) => v && typeof v === "object" && !Array.isArray(v))) found.push(pointer); value.forEach((v, i) => itemArrays(v, pointer + "/" + i, found)); }
+  else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) itemArrays(v, pointer + "/" + escapeToken(k), found);
+  return found;
+}
+function textPointers(value, pointer = "", found = [], depth = 0) {
+  if (typeof value === "string") found.push(pointer);
+  else if (value && typeof value === "object" && !Array.isArray(value) && depth < 3) for (const [k, v] of Object.entries(value)) textPointers(v, pointer + "/" + escapeToken(k), found, depth + 1);
   return found;
 }
 function resolve(value, pointer) {
@@ -111,252 +132,332 @@ function resolve(value, pointer) {
   for (const token of pointer.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"))) { if (value == null) return undefined; value = value[token]; }
   return value;
 }
-function chooseFields(items) {
-  const keys = [...new Set(items.flatMap((item) => Object.keys(item)))];
-  const names = new Set((feed.assets || []).map((a) => a.name));
-  const image = keys.find((k) => items.some((item) => typeof item[k] === "string" && names.has(item[k])))
-    || keys.find((k) => /image|photo|picture|icon|asset/i.test(k)) || "";
-  const text = keys.filter((k) => k !== image && items.every((item) => typeof item[k] === "string"));
-  const title = text.find((k) => /title|text|name|word|quote|label/i.test(k)) || text[0] || "";
-  return { keys, title, image };
+const currentItems = () => { const items = resolve(feed.payload, field("items").value); return Array.isArray(items) ? items.filter((i) => i && typeof i === "object") : []; };
+function fillList(id, values) { $(id).replaceChildren(...[...new Set(values)].map((v) => { const option = document.createElement("option"); option.value = v; return option; })); }
+// Suggestions: the arrays of objects for items; the items' members for title and subtitle;
+// for the image, members and `{member}.ext` templates, those naming a stored asset first.
+function suggest() {
+  fillList("items-options", itemArrays(feed.payload));
+  const items = currentItems(), keys = [...new Set(items.flatMap((item) => Object.keys(item)))];
+  fillList("text-options", keys.filter((k) => items.some((i) => typeof i[k] === "string" || typeof i[k] === "number")).map((k) => "/" + escapeToken(k)));
+  fillList("empty-options", textPointers(feed.payload));
+  const names = new Set((feed.assets || []).map((a) => a.name)), suffixes = [...new Set([...names].map((n) => n.slice(n.lastIndexOf(".")).toLowerCase()).filter((s) => s.startsWith(".")))];
+  const rules = keys.flatMap((k) => ["/" + escapeToken(k), ...suffixes.map((s) => `{${k}}${s}`)]);
+  const hits = (rule) => items.filter((i) => names.has(rule.startsWith("/") ? String(resolve(i, rule)) : rule.replace(/\{([^}]*)\}/g, (_, k) => i[k]))).length;
+  fillList("image-options", rules.map((r) => [r, hits(r)]).sort((a, b) => b[1] - a[1]).map(([r]) => r));
 }
-function fillSelect(select, options, value) {
-  select.replaceChildren(...["", ...options].map((o) => { const el = document.createElement("option"); el.value = o; el.textContent = o || "(none)"; return el; }));
-  select.value = options.includes(value) ? value : "";
+// With no profile the server guesses the items and the image; the title is the page's guess: a
+// member every item has as a string, one named like a title first.
+function guessTitle() {
+  const items = currentItems(), keys = [...new Set(items.flatMap((item) => Object.keys(item)))];
+  const text = keys.filter((k) => items.every((item) => typeof item[k] === "string"));
+  const key = text.find((k) => /title|text|name|word|quote|label/i.test(k)) || text[0];
+  return key ? "/" + escapeToken(key) : null;
 }
 function keepInURL() {
   const p = new URLSearchParams();
-  for (const [name, id] of [["items", "items-field"], ["title", "title-field"], ["image", "image-field"]]) if ($(id).value) p.set(name, $(id).value);
-  if ($("zone").value !== "0") p.set("zone", $("zone").value);
+  for (const member of members) if (member in chosen) p.set(member, chosen[member]);
+  if (params.has("zone")) p.set("zone", params.get("zone"));
   if (at !== null) p.set("at", String(at));
   if ($("device").value !== devices[0][0]) p.set("device", $("device").value);
+  for (const [name, id] of filterControls) if ($(id).value) p.set(name, $(id).value);
   history.replaceState(null, "", location.pathname + (p.toString() ? "?" + p : ""));
 }
 
-function renderTree(value, key) {
-  if (value && typeof value === "object") {
-    const details = document.createElement("details");
-    details.open = true;
-    const summary = document.createElement("summary");
-    summary.innerHTML = (key !== undefined ? '<span class="key"></span>: ' : "") + (Array.isArray(value) ? "[" + value.length + "]" : "{" + Object.keys(value).length + "}");
-    if (key !== undefined) summary.querySelector(".key").textContent = key;
-    details.append(summary);
-    for (const [k, v] of Object.entries(value)) details.append(renderTree(v, Array.isArray(value) ? Number(k) : k));
-    return details;
+// The zone: the address's, else the profile's, else UTC. Its offset at an instant, from the
+// browser's own zone data, places the scrubber's day; the server's entries say the true offset.
+const zoneName = () => $("zone").value.trim() || stored?.zone || "UTC";
+function offsetMs(zone, ms) {
+  const fixed = /^([+-])(\d\d):(\d\d)$/.exec(zone);
+  const parts = fixed || (() => { try { return /GMT([+-])(\d\d):(\d\d)/.exec(new Intl.DateTimeFormat("en", { timeZone: zone, timeZoneName: "longOffset" }).format(ms)); } catch { return null; } })();
+  return parts ? (parts[1] === "-" ? -1 : 1) * (Number(parts[2]) * 60 + Number(parts[3])) * 60000 : 0;
+}
+function dayStart(ms) { const zone = zoneName(), local = ms + offsetMs(zone, ms), midnight = local - (((local % DAY) + DAY) % DAY); return midnight - offsetMs(zone, midnight - offsetMs(zone, ms)); }
+// Members sent as overrides: those the user set that differ from the stored profile, the zone
+// when it is not the profile's (UTC without one), and the page's title guess; with none the
+// server applies the stored profile or infers one.
+function overrides() {
+  const sent = { ...guessed };
+  for (const [member, value] of Object.entries(chosen)) if (value !== (stored?.[member] ?? "")) sent[member] = value;
+  if (zoneName() !== (stored?.zone || "UTC")) sent.zone = zoneName();
+  return sent;
+}
+async function loadProfile() {
+  const response = await api(feedPath + "/profile", { cache: "no-store" });
+  stored = response.ok ? await response.json() : drop(response);
+  if (!params.has("zone")) $("zone").value = stored?.zone || "UTC";
+}
+async function loadTimeline() {
+  const shown = at ?? Date.now(), start = dayStart(shown);
+  const query = new URLSearchParams({ hours: "24", start: String(start), ...overrides() });
+  const response = await api(`${feedPath}/timeline?${query}`, { cache: "no-store" });
+  timeline = response.ok ? await response.json() : null;
+  timelineProblem = response.ok ? "" : await problemText(response);
+  // A refused override is named first in the detail ("image: …"): its field is marked.
+  markInvalid(/^(\w+): /.exec(timelineProblem)?.[1]);
+  $("hour").value = String(Math.max(0, Math.min(23, Math.floor((shown - start) / HOUR))));
+  if (!timeline) return;
+  for (const member of members) if (!(member in chosen)) field(member).value = timeline.profile?.[member] ?? "";
+  // Asked again once with the page's title guess when nothing names a title.
+  if (!stored && !timeline.profile?.title && !chosen.title && !guessed.title) {
+    const title = guessTitle();
+    if (title) { guessed = { title }; return loadTimeline(); }
   }
-  const leaf = document.createElement("div");
-  leaf.className = "leaf";
-  leaf.textContent = (key !== undefined ? key + ": " : "") + JSON.stringify(value);
-  return leaf;
+}
+// Where the fields come from: the stored profile, the server's inference, this page's guess, or
+// changes made here and not saved yet.
+function showProfileState() {
+  const changed = Object.keys(overrides()).filter((m) => !(m in guessed)), inferred = timeline?.profile?.inferred || [];
+  const parts = [stored ? "Stored profile." : "No stored profile."];
+  if (inferred.length) parts.push(`The server inferred ${inferred.join(", ")}.`);
+  if (Object.keys(guessed).length) parts.push(`This page guessed ${Object.keys(guessed).join(", ")}.`);
+  if (changed.length) parts.push(`Changed here, not saved: ${changed.join(", ")}.`);
+  if (timelineProblem) parts.push("The timeline was refused: " + timelineProblem);
+  $("profile-status").textContent = parts.join(" ");
 }
 
-// The scrubber runs over the 24 hours of the day (in the chosen zone) that holds `at`.
-function zoneMs() { return Math.round(Number($("zone").value) * 3600) * 1000; }
-function dayStart(ms) { const local = ms + zoneMs(); return local - (((local % DAY) + DAY) % DAY) - zoneMs(); }
-async function loadTimeline(pointer) {
-  timeline = [];
-  const shown = at ?? Date.now();
-  $("hour").value = String(Math.floor((shown - dayStart(shown)) / HOUR));
-  if (!pointer) return;
-  const response = await api(`/feeds/${encodeURIComponent(group)}/timeline?items=${encodeURIComponent(pointer)}&hours=24&zoneOffsetSeconds=${zoneMs() / 1000}&start=${dayStart(shown)}`);
-  if (response.ok) timeline = (await response.json()).entries;
-}
-
-// Warnings on a frame: iOS frames get the iOS limits (and the placeholder WidgetKit shows when
-// their image is over its area), Android frames the bitmap budget, every frame a missing image.
+// Lint warnings on a frame: iOS frames get the iOS limits (and the placeholder WidgetKit shows
+// when their image is over its area), Android frames the bitmap budget.
 function frameWarnings(platform, imageName) {
-  return warnings.filter((w) => (w.code === "asset-not-found" && w.asset === imageName)
-    || (platform === "ios" && (w.code === "ios-extension-memory" || (w.code === "ios-image-area" && w.asset === imageName)))
-    || (platform === "android" && w.code === "android-bitmap-memory"));
+  const ios = platform !== "android";
+  return warnings.filter((w) => (ios && (w.code === "ios-extension-memory" || (w.code === "ios-image-area" && w.asset === imageName))) || (!ios && w.code === "android-bitmap-memory"));
 }
 function shortText(w) {
   switch (w.code) {
     case "ios-image-area": return `WidgetKit shows the placeholder: ${w.asset} has ${w.actual.toLocaleString("en")} px, over ${w.limit.toLocaleString("en")}`;
     case "ios-extension-memory": return `extension killed: images need ${bytes(w.actual)} decoded, over ${bytes(w.limit)}`;
     case "android-bitmap-memory": return `update rejected: bitmaps need ${bytes(w.actual)}, over ${bytes(w.limit)}`;
-    case "asset-not-found": return `no file ${w.asset}: the image stays empty`;
+    case "item-image-missing": return `no file ${w.asset} in this generation: the widget gets no image`;
     default: return w.detail;
   }
 }
 function warningItem(w, text) {
-  const item = document.createElement("li");
+  const item = element("li");
   item.dataset.code = w.code;
-  const code = document.createElement("code");
-  code.textContent = w.code;
-  item.append(code, " " + text);
+  item.append(element("code", "", w.code), " " + text);
   return item;
 }
 async function loadWarnings() {
   warnings = [];
-  const response = await api(`/feeds/${encodeURIComponent(group)}/warnings`, { cache: "no-store" });
-  if (!response.ok) return;
+  const response = await api(feedPath + "/warnings", { cache: "no-store" });
+  if (!response.ok) return drop(response);
   const body = await response.json();
   // A publish may land between the two reads; its own event brings the matching warnings.
   if (body.generationId === feed.generationId) warnings = body.warnings;
   $("warnings").replaceChildren(...warnings.map((w) => warningItem(w, w.detail)));
+  $("warnings-summary").textContent = `${warnings.length} warning(s) of the served generation`;
+  // A long list starts folded, so the frames stay in view; it stays as the user left it until
+  // another generation comes.
+  if ($("warnings-box").dataset.generation !== feed.generationId) $("warnings-box").open = warnings.length <= 4;
+  $("warnings-box").dataset.generation = feed.generationId;
 }
 
-// What the frames show at the chosen hour: the timeline entry's item, its title and image.
+// What the frames show at the chosen hour, from the server's entry: the item's title, subtitle
+// and image, the missing image's name, or the empty state when there are no items.
 function shownContent() {
-  const entry = timeline[Number($("hour").value)];
-  const item = entry ? entry.item : (resolve(feed.payload, $("items-field").value) || [])[0];
-  const title = item && $("title-field").value ? String(item[$("title-field").value] ?? "") : (feed.payload && feed.payload.emptyText) || "";
-  const imageName = item && $("image-field").value ? item[$("image-field").value] : null;
-  return { entry, title, imageName, asset: (feed.assets || []).find((a) => a.name === imageName) };
+  const entry = timeline?.entries?.[Number($("hour").value)];
+  if (!entry) return { entry, mark: timelineProblem ? "no timeline: " + timelineProblem : "no timeline" };
+  if (entry.index == null) return timeline.empty?.text ? { entry, title: timeline.empty.text, empty: true } : { entry, empty: true, mark: "no empty state: the profile names none" };
+  const content = { entry, title: entry.title || "", subtitle: entry.subtitle || "", image: entry.image, warning: entry.warning, mark: "" };
+  if (entry.warning && !entry.image) content.mark = entry.warning.asset ? "image missing: " + entry.warning.asset : entry.warning.detail;
+  // A URL is the app's to fetch, never an asset, and this page loads nothing from elsewhere.
+  if (entry.image && !entry.image.name) Object.assign(content, { image: null, mark: "image from a URL the app fetches: " + entry.image.url });
+  return content;
 }
-function zoneLabel(ms) {
-  const hours = zoneMs() / HOUR;
-  return new Date(ms + zoneMs()).toISOString().slice(0, 16).replace("T", " ") + " UTC" + (hours >= 0 ? "+" : "") + hours;
+// The entry's local time with its own offset (the one the widget counts hours in), and the zone:
+// a named zone with that offset, an offset zone by its offset alone.
+function zoneLabel(entry) {
+  if (!entry) return "";
+  const minutes = Math.abs(entry.zoneOffsetSeconds / 60), name = timeline.zone || zoneName();
+  const utc = `UTC${entry.zoneOffsetSeconds < 0 ? "−" : "+"}${String(Math.floor(minutes / 60)).padStart(2, "0")}:${String(minutes % 60).padStart(2, "0")}`;
+  const local = new Date(entry.startEpochMs + entry.zoneOffsetSeconds * 1000).toISOString().slice(0, 16).replace("T", " ");
+  return `${local} ${/^[+-]\d\d:\d\d$/.test(name) ? utc : `${name} (${utc})`}` + (entry.index == null ? " · no items" : ` · item ${entry.index}`);
 }
-// One widget frame with its limit warnings. `look` (matrix only): appearance, text size, direction.
-function buildFrame([name, width, height, kind, platform, family], content, look) {
-  const frame = document.createElement("figure");
-  frame.className = "frame";
-  const widget = document.createElement("div");
-  widget.className = "widget " + kind;
-  widget.style.width = width + "px";
-  widget.style.height = height + "px";
-  widget.setAttribute("role", "img");
+// One widget frame: its text, image or marks, and its notes. `look`: appearance, text size,
+// direction; `top` marks the top row, whose label gives the platform and size.
+function buildFrame(spec, content, look, top) {
+  const frame = element("figure", "frame"), widget = element("div", `widget ${spec.kind} app-${look.appearance}`);
+  Object.assign(widget.style, { width: spec.width + "px", height: spec.height + "px" });
+  widget.dir = look.direction;
   // The inline family draws text only: its image warnings do not apply.
-  const notes = frameWarnings(platform, content.imageName).filter((w) => kind !== "inline" || !w.asset);
+  const drawsImage = spec.kind !== "inline";
+  const notes = drawsImage ? frameWarnings(spec.platform, content.image?.name ?? content.warning?.asset) : [];
   widget.dataset.warnings = notes.map((w) => w.code).join(" ");
   if (notes.some((w) => w.code === "ios-image-area")) widget.classList.add("placeholder");
-  const variant = look ? ` (${look.appearance}, ${look.textSize} text, ${look.direction})` : "";
-  widget.setAttribute("aria-label", `${name}${variant} widget showing ${content.title || "no title"}` + (notes.length ? `, ${notes.length} warning(s)` : ""));
-  if (content.asset && kind !== "inline") { const img = document.createElement("img"); setImage(img, content.asset.url); img.alt = ""; widget.append(img); }
-  const caption = document.createElement("div");
-  caption.className = "title";
-  caption.textContent = content.title;
+  if (content.image && drawsImage) { const img = element("img"); setImage(img, content.image.url); img.alt = ""; widget.append(img); }
+  if (content.mark && (drawsImage || !content.title)) widget.append(element("div", "mark", content.mark));
+  const caption = frameText(content);
   widget.append(caption);
-  const label = document.createElement("figcaption");
-  label.textContent = look ? `${look.appearance} · ${look.textSize} text · ${look.direction.toUpperCase()}` : `${name} · ${width}×${height} pt`;
-  const list = document.createElement("ul");
-  list.className = "frame-warnings";
+  widget.setAttribute("role", "img");
+  widget.setAttribute("aria-label", describe(spec, content, top ? "" : ` (${look.appearance}, ${look.textSize} text, ${look.direction})`, notes));
+  const list = element("ul", "frame-warnings");
   list.append(...notes.map((w) => warningItem(w, shortText(w))));
-  if (look) {
-    widget.classList.add("mx", "app-" + look.appearance);
-    widget.dir = look.direction;
-    Object.assign(frame.dataset, { family, appearance: look.appearance, textSize: look.textSize, direction: look.direction, width, height });
-    fitTitle(caption, family, platform, width, height, look, list);
-  }
-  frame.append(widget, label, list);
+  if (content.warning) list.append(warningItem(content.warning, shortText(content.warning)));
+  Object.assign(frame.dataset, { family: spec.family, group: spec.group, appearance: look.appearance, textSize: look.textSize, direction: look.direction, width: spec.width, height: spec.height });
+  fitText(caption, spec, look, list);
+  frame.append(widget, frameLabel(spec, look, top), list);
   return frame;
 }
-// The title's size at this text setting; lines that do not fit are cut with an ellipsis and a
-// line too tall for the frame is shrunk, and the frame says so.
-function fitTitle(caption, family, platform, width, height, look, notes) {
-  const padding = { accessoryCircular: 6, accessoryRectangular: 6, accessoryInline: 3 }[family] ?? 10;
-  let font = baseFont[family] * (look.textSize === "largest" ? largestScale[platform] : 1);
-  const room = height - 2 * padding, across = width - 2 * (padding + 2);
+// Title and subtitle, each in the direction of its own first strong letter, as both platforms
+// lay out a text whatever the layout's direction.
+function frameText(content) {
+  const caption = element("div", "caption");
+  for (const [className, text] of [["title", content.title ?? ""], ["subtitle", content.subtitle]]) {
+    if (className === "subtitle" && !text) continue;
+    const line = element("div", className, text);
+    line.dir = "auto";
+    caption.append(line);
+  }
+  return caption;
+}
+function describe(spec, content, variant, notes) {
+  const shown = [content.title || "no title", content.subtitle, content.mark].filter(Boolean).join(", ");
+  return `${spec.prefix} ${spec.name}${variant} widget showing ${shown}` + (notes.length ? `, ${notes.length} warning(s)` : "");
+}
+// Sizes stay whole: the number and its unit never wrap apart.
+function frameLabel(spec, look, top) {
+  const label = element("figcaption", "", top ? `${spec.prefix} ${spec.name} · ` : `${look.appearance} · ${look.textSize} text · ${look.direction.toUpperCase()}`);
+  if (top) label.append(element("span", "nowrap", `${spec.width}×${spec.height} ${spec.unit}`));
+  return label;
+}
+// The text's size at this text setting; lines that do not fit are cut at the text's logical end
+// (an ellipsis, as both platforms do) and a line too tall for the frame is shrunk; the frame
+// says so. A subtitle gets one line below the title when two fit, else it has no room.
+function fitText(caption, spec, look, notes) {
+  const padding = { accessoryCircular: 6, accessoryRectangular: 6, accessoryInline: 3 }[spec.family] ?? 10;
+  let font = baseFont[spec.family] * (look.textSize === "largest" ? largestScale[spec.platform] : 1);
+  const room = spec.height - 2 * padding, across = spec.width - 2 * (padding + 2);
   // A line must be at most the frame's height and hold a couple of letters and the ellipsis.
   const shrunk = Math.min(font, room / 1.25, across / 2.4);
   if (shrunk < font) {
     notes.append(warningItem({ code: "text-shrunk" }, `a line of ${font.toFixed(0)} pt text does not fit the frame; drawn at ${shrunk.toFixed(0)} pt`));
     font = shrunk;
   }
-  const lines = Math.max(1, Math.floor(room / (font * 1.25)));
-  // The inset is a transparent border, not padding: overflow is clipped at the padding edge, so
-  // padding would let the first cut line show through.
-  Object.assign(caption.style, { fontSize: font + "px", padding: "0", border: "solid transparent", backgroundOrigin: "border-box", borderWidth: `${padding}px ${padding + 2}px`, webkitLineClamp: String(lines) });
-  caption.dataset.lines = String(lines);
+  let lines = Math.max(1, Math.floor(room / (font * 1.25)));
+  const [title, subtitle] = caption.children;
+  if (subtitle && lines >= 2) { lines -= 1; clamp(subtitle, 1, font * 0.85); }
+  else if (subtitle) { subtitle.remove(); notes.append(warningItem({ code: "text-cut" }, "no room for the subtitle")); }
+  Object.assign(caption.style, { fontSize: font + "px", padding: `${padding}px ${padding + 2}px` });
+  clamp(title, lines, font);
 }
-// After layout: a title with more lines than fit gets a note on its frame.
-function noteCutText() {
-  for (const frame of $("matrix").querySelectorAll(".frame")) {
-    const caption = frame.querySelector(".title");
-    if (caption.scrollHeight <= caption.clientHeight + 1) continue;
+function clamp(text, lines, font) {
+  Object.assign(text.style, { fontSize: font + "px", webkitLineClamp: String(lines), maxHeight: lines * font * 1.25 + "px" });
+  text.dataset.lines = String(lines);
+}
+// After layout: a text with more lines than fit gets a note on its frame.
+function noteCutText(container) {
+  for (const frame of container.querySelectorAll(".frame")) for (const text of frame.querySelectorAll(".title, .subtitle")) {
+    if (text.scrollHeight <= text.clientHeight + 1) continue;
     frame.dataset.cut = "true";
-    frame.querySelector(".frame-warnings").append(warningItem({ code: "text-cut" }, `text cut after ${caption.dataset.lines} line(s)`));
+    frame.querySelector(".frame-warnings").append(warningItem({ code: "text-cut" }, `${text.className} cut after ${text.dataset.lines} line(s)`));
   }
 }
+
+// The matrix filters: family (cell size on Android), appearance and text size; all by default.
+const filterControls = [["family", "filter-family"], ["appearance", "filter-appearance"], ["text", "filter-text"]];
+function fillFilter(id, values, label, wanted) {
+  $(id).replaceChildren(...[["", label], ...values.map((v) => [v, v])].map(([value, text]) => { const o = element("option", "", text); o.value = value; return o; }));
+  $(id).value = values.includes(wanted) ? wanted : "";
+}
 function renderMatrix(content) {
-  const device = devices.find((d) => d[0] === $("device").value) || devices[0];
-  $("device-note").textContent = device[2] === "android" ? "dp; a launcher gives a range, drawn at both ends" : device[2] === "ipados" ? "points; iPadOS lays widgets out at these canvas sizes and scales them on the Home Screen" : "points";
-  $("matrix").replaceChildren(...deviceFamilies(device).map((spec) => {
-    const block = document.createElement("div");
-    block.className = "mx-family";
-    const heading = document.createElement("h3");
-    heading.textContent = `${spec[0]} · ${spec[1]}×${spec[2]} ${device[2] === "android" ? "dp" : "pt"}`;
-    const row = document.createElement("div");
-    row.className = "mx-row";
-    for (const appearance of appearances) for (const textSize of textSizes) for (const direction of directions)
-      row.append(buildFrame(spec, content, { appearance, textSize, direction }));
+  const device = currentDevice(), specs = deviceFamilies(device);
+  fillFilter("filter-family", [...new Set(specs.map((s) => s.group))], device[2] === "android" ? "All cell sizes" : "All families", familyWanted);
+  const [family, appearance, text] = filterControls.map(([, id]) => $(id).value);
+  const blocks = specs.filter((s) => !family || s.group === family).map((spec) => {
+    const block = element("div", "mx-family"), heading = element("h3", "", `${spec.name} · `), row = element("div", "mx-row");
+    heading.append(element("span", "nowrap", `${spec.width}×${spec.height} ${spec.unit}`));
+    for (const a of appearances) for (const t of textSizes) for (const d of directions)
+      if ((!appearance || a === appearance) && (!text || t === text)) row.append(buildFrame(spec, content, { appearance: a, textSize: t, direction: d }));
     block.append(heading, row);
     return block;
-  }));
-  noteCutText();
+  });
+  $("matrix").replaceChildren(...blocks);
+  $("matrix-count").textContent = `${$("matrix").querySelectorAll(".frame").length} frames`;
+  noteCutText($("matrix"));
 }
-
+// The top row: every family of the chosen device at the default text size, in the page's theme.
 function renderFrames() {
-  const content = shownContent();
-  const shown = content.entry ? content.entry.startEpochMs : at ?? Date.now();
-  $("hour-label").textContent = zoneLabel(shown) + (content.entry ? " · item " + content.entry.index : "");
+  const content = shownContent(), device = currentDevice();
+  $("device-note").textContent = device[2] === "android" ? "dp; a launcher gives a range, drawn at both ends" : device[2] === "ipados" ? "points; iPadOS lays widgets out at these canvas sizes and scales them on the Home Screen" : "points";
+  $("hour-label").textContent = zoneLabel(content.entry);
   $("at-link").href = location.pathname + location.search;
-  $("frames").replaceChildren(...frames.map(([name, width, height, kind]) =>
-    buildFrame([name, width, height, kind, name.startsWith("iOS") ? "ios" : "android"], content)));
+  const look = { appearance: document.documentElement.dataset.theme, textSize: "default", direction: "ltr" };
+  $("frames").replaceChildren(...deviceFamilies(device).map((spec) => buildFrame(spec, content, look, true)));
+  noteCutText($("frames"));
   renderMatrix(content);
+  showProfileState();
 }
 
-async function render() {
+function renderTree(value, key) {
+  if (value && typeof value === "object") {
+    const details = element("details"), summary = element("summary");
+    details.open = true;
+    if (key !== undefined) summary.append(element("span", "key", String(key)), ": ");
+    summary.append(Array.isArray(value) ? "[" + value.length + "]" : "{" + Object.keys(value).length + "}");
+    details.append(summary);
+    for (const [k, v] of Object.entries(value)) details.append(renderTree(v, Array.isArray(value) ? Number(k) : k));
+    return details;
+  }
+  return element("div", "leaf", (key !== undefined ? key + ": " : "") + JSON.stringify(value));
+}
+function assetFigure(a) {
+  const figure = element("figure"), img = element("img");
+  setImage(img, a.url); img.alt = a.name; img.loading = "lazy";
+  const caption = element("figcaption", "", a.name + " · ");
+  if (a.width && a.height) caption.append(element("span", "nowrap", `${a.width}×${a.height}`), " · ", element("span", "nowrap", bytes(a.width * a.height * 4)), " decoded · ");
+  caption.append(element("span", "nowrap", bytes(a.bytes)));
+  figure.append(img, caption);
+  const own = warnings.filter((w) => w.asset === a.name && (w.code === "ios-image-area" || w.code === "asset-unreferenced"));
+  if (own.length) {
+    figure.classList.add("warn");
+    figure.dataset.warnings = own.map((w) => w.code).join(" ");
+    const note = element("p", "asset-warnings", own.map((w) => w.code === "ios-image-area" ? `ios-image-area: ${w.actual.toLocaleString("en")} px > ${w.limit.toLocaleString("en")}` : w.code).join(" · "));
+    note.title = own.map((w) => w.detail).join("\n");
+    figure.append(note);
+  }
+  return figure;
+}
+function renderGeneration() {
   $("gen-id").textContent = feed.generationId;
   $("gen-time").textContent = new Date(feed.generatedAtEpochMs).toLocaleString();
   $("gen-schema").textContent = feed.schemaVersion;
   $("gen-fingerprint").textContent = feed.fingerprint;
   $("updated").textContent = "updated " + new Date().toLocaleTimeString();
   const banner = $("fallback");
-  if (fallback) {
-    banner.textContent = "Fallback: the current generation could not be used, so readers get " + feed.generationId + ". Skipped: " + fallback;
-    banner.classList.add("visible");
-  } else { banner.textContent = ""; banner.classList.remove("visible"); }
-  await loadWarnings();
+  banner.textContent = fallback ? "Fallback: the current generation could not be used, so readers get " + feed.generationId + ". Skipped: " + fallback : "";
+  banner.classList.toggle("visible", Boolean(fallback));
   const assets = feed.assets || [];
   const decoded = assets.reduce((sum, a) => sum + (a.width && a.height ? a.width * a.height * 4 : 0), 0);
   $("decoded-total").textContent = `${assets.length} asset(s), ${bytes(assets.reduce((s, a) => s + a.bytes, 0))} on disk, ${bytes(decoded)} decoded of the ~30 MB iOS widget ceiling`;
   $("decoded-meter").value = decoded;
-  $("gallery").replaceChildren(...assets.map((a) => {
-    const figure = document.createElement("figure");
-    const img = document.createElement("img"); setImage(img, a.url); img.alt = a.name; img.loading = "lazy";
-    const caption = document.createElement("figcaption");
-    caption.textContent = `${a.name} · ${a.width && a.height ? a.width + "×" + a.height + " · " + bytes(a.width * a.height * 4) + " decoded · " : ""}${bytes(a.bytes)}`;
-    figure.append(img, caption);
-    const own = warnings.filter((w) => w.asset === a.name && (w.code === "ios-image-area" || w.code === "asset-unreferenced"));
-    if (own.length) {
-      figure.classList.add("warn");
-      figure.dataset.warnings = own.map((w) => w.code).join(" ");
-      const note = document.createElement("p");
-      note.className = "asset-warnings";
-      note.textContent = own.map((w) => w.code === "ios-image-area" ? `ios-image-area: ${w.actual.toLocaleString("en")} px > ${w.limit.toLocaleString("en")}` : w.code).join(" · ");
-      note.title = own.map((w) => w.detail).join("\n");
-      figure.append(note);
-    }
-    return figure;
-  }));
+  $("gallery").replaceChildren(...assets.map(assetFigure));
   $("payload").replaceChildren(renderTree(feed.payload));
-  const arrays = itemArrays(feed.payload);
-  fillSelect($("items-field"), arrays, $("items-field").value || params.get("items") || arrays[0] || "");
-  const items = resolve(feed.payload, $("items-field").value) || [];
-  const fields = chooseFields(Array.isArray(items) ? items.filter((i) => i && typeof i === "object") : []);
-  fillSelect($("title-field"), fields.keys, $("title-field").dataset.chosen || params.get("title") || fields.title);
-  fillSelect($("image-field"), fields.keys, $("image-field").dataset.chosen || params.get("image") || fields.image);
-  await loadTimeline($("items-field").value);
-  renderFrames();
+}
+async function render() {
+  await loadWarnings();
+  renderGeneration();
+  await loadProfile();
+  await resolveFrames();
   loadHistory();
+}
+// Everything that depends on the profile's fields: the suggestions and the server's timeline.
+async function resolveFrames() {
+  await loadTimeline();
+  suggest();
+  renderFrames();
 }
 
 async function loadHistory() {
-  const response = await api(`/feeds/${encodeURIComponent(group)}/generations`, { cache: "no-store" });
-  if (!response.ok) { historyText = ""; return; }
+  const response = await api(feedPath + "/generations", { cache: "no-store" });
+  if (!response.ok) { historyText = ""; return drop(response); }
   historyText = await response.text();
   const list = JSON.parse(historyText);
   const row = (cells, fault) => {
-    const tr = document.createElement("tr");
-    for (const [text, cls] of cells) { const td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; tr.append(td); }
-    const td = document.createElement("td");
-    td.className = "fault";
+    const tr = element("tr");
+    for (const [text, cls] of cells) tr.append(element("td", cls, text));
+    const td = element("td", "fault");
     if (fault) {
-      const kind = document.createElement("b");
-      kind.textContent = fault.kind;
-      td.append(kind, "WidgetBridge's readers: " + fault.widgetBridge + ". This server: " + fault.server + ".");
+      td.append(element("b", "", fault.kind), "WidgetBridge's readers: " + fault.widgetBridge + ". This server: " + fault.server + ".");
       tr.dataset.fault = fault.kind;
     }
     tr.append(td);
@@ -369,8 +470,37 @@ async function loadHistory() {
     ...list.generations.map((g) => row([[g.id, "id"], [g.state, "state-" + g.state], [g.reason || "", ""]], g.fault)));
 }
 
+// Save as profile: what the fields show now (the server's inference included) becomes the
+// group's profile. A 401 asks for the write token; a 422 marks the member it names.
+async function saveProfile() {
+  const profile = {};
+  for (const member of members) if (field(member).value.trim()) profile[member] = field(member).value.trim();
+  profile.zone = zoneName();
+  markInvalid(null);
+  for (let refused = false; ;) {
+    const token = sessionStorage.getItem(writeTokenKey) || sessionStorage.getItem(tokenKey);
+    const response = await fetch(feedPath + "/profile", { method: "PUT", body: JSON.stringify(profile), headers: { "Content-Type": "application/json", ...(token ? { Authorization: "Bearer " + token } : {}) } });
+    if (response.status === 401) { drop(response); if (await askForToken("write", refused)) { refused = true; continue; } $("profile-status").textContent = "Not saved: no write token given."; return; }
+    if (!response.ok) return profileRefused(response);
+    stored = await response.json();
+    chosen = {}; guessed = {};
+    keepInURL();
+    await resolveFrames();
+    $("profile-status").textContent = `Saved as the group's profile (${response.status === 201 ? "created" : "replaced"}). ` + $("profile-status").textContent;
+    return;
+  }
+}
+async function profileRefused(response) {
+  let body = {};
+  try { body = await response.json(); } catch { /* not problem+json */ }
+  markInvalid(body.member);
+  if ([...members, "zone"].includes(body.member)) field(body.member).focus();
+  $("profile-status").textContent = `Not saved (${response.status}): ${body.detail || response.statusText}`;
+}
+
 async function refresh() {
-  const response = await api(`/feeds/${encodeURIComponent(group)}`, { cache: "no-store" });
+  const response = await api(feedPath, { cache: "no-store" });
+  if (!response.ok) drop(response);
   if (response.status === 404) { $("fallback").textContent = "No readable generation yet: publish one with PUT /feeds/" + group + "."; $("fallback").classList.add("visible"); loadHistory(); return; }
   if (!response.ok) return;
   etag = response.headers.get("ETag");
@@ -378,13 +508,14 @@ async function refresh() {
   feed = await response.json();
   await render();
 }
-
+function showLive(how) { const live = element("span", "live", "live"); $("connection").replaceChildren(live, ` (${how})`); }
 // Live: Server-Sent Events; if they are not available, long-poll with If-None-Match.
+let events = null;
 function follow() {
   if (!window.EventSource) return longPoll();
   const token = sessionStorage.getItem(tokenKey);
-  const events = new EventSource(`/feeds/${encodeURIComponent(group)}/events` + (token ? "?access_token=" + encodeURIComponent(token) : ""));
-  events.onopen = () => { $("connection").innerHTML = '<span class="live">live</span> (events)'; };
+  events = new EventSource(feedPath + "/events" + (token ? "?access_token=" + encodeURIComponent(token) : ""));
+  events.onopen = () => showLive("events");
   events.addEventListener("generation", () => refresh());
   // The feed was deleted, or nothing is readable: refresh() shows that.
   events.addEventListener("gone", () => refresh());
@@ -395,36 +526,57 @@ function follow() {
     if (events.readyState === EventSource.CLOSED) setTimeout(() => refresh().then(follow), 2000);
   };
 }
+// A page left for another may be kept in the back/forward cache with its stream open, one of
+// the six connections a browser gives a server: a few previews visited in turn would leave none
+// for the page shown. The stream is closed on leaving and opened again on coming back.
+addEventListener("pagehide", () => { if (events) { events.onerror = null; events.close(); } });
+addEventListener("pageshow", (event) => { if (event.persisted && events) refresh().then(follow); });
 async function longPoll() {
-  $("connection").innerHTML = '<span class="live">live</span> (long-poll)';
+  showLive("long-poll");
   for (;;) {
     try {
-      const response = await api(`/feeds/${encodeURIComponent(group)}?wait=55`, { headers: etag ? { "If-None-Match": etag } : {}, cache: "no-store" });
+      const response = await api(`${feedPath}?wait=55`, { headers: etag ? { "If-None-Match": etag } : {}, cache: "no-store" });
       if (response.status === 200) { etag = response.headers.get("ETag"); fallback = response.headers.get("X-Feed-Fallback"); feed = await response.json(); await render(); }
-      else if (response.status !== 304) await new Promise((r) => setTimeout(r, 2000));
+      else if (drop(response) ?? response.status !== 304) await new Promise((r) => setTimeout(r, 2000));
     } catch { await new Promise((r) => setTimeout(r, 2000)); }
   }
 }
-
-for (const id of ["items-field", "title-field", "image-field"]) $(id).addEventListener("change", async (e) => { e.target.dataset.chosen = e.target.value; keepInURL(); if (feed) await render(); });
-$("hour").addEventListener("input", () => {
-  at = dayStart(at ?? Date.now()) + Number($("hour").value) * HOUR;
-  keepInURL();
-  if (feed) renderFrames();
-});
-$("device").replaceChildren(...devices.map(([id, name]) => { const option = document.createElement("option"); option.value = id; option.textContent = name; return option; }));
-$("device").value = devices.some((d) => d[0] === params.get("device")) ? params.get("device") : devices[0][0];
-$("device").addEventListener("change", () => { keepInURL(); if (feed) renderFrames(); });
-$("zone").value = params.get("zone") || "0";
-$("zone").addEventListener("change", async () => { keepInURL(); if (feed) { await loadTimeline($("items-field").value); renderFrames(); } });
 // A fault that leaves the served generation as it was (a broken new current that readers skip)
 // sends no event, so the listing is also re-read every 2 s; any change re-reads the feed.
 async function watchHistory() {
   try {
-    const response = await api(`/feeds/${encodeURIComponent(group)}/generations`, { cache: "no-store" });
-    const text = response.ok ? await response.text() : "";
+    const response = await api(feedPath + "/generations", { cache: "no-store" });
+    const text = response.ok ? await response.text() : drop(response) ?? "";
     if (text !== historyText) await refresh();
   } catch { /* the server may be restarting */ }
   setTimeout(watchHistory, 2000);
 }
+
+function wireControls() {
+  $("theme").addEventListener("change", (e) => { setTheme(e.target.value); if (feed) renderFrames(); });
+  for (const member of members) field(member).addEventListener("change", async (e) => {
+    chosen[member] = e.target.value.trim();
+    if (member === "title") guessed = {};
+    keepInURL();
+    if (feed) await resolveFrames();
+  });
+  $("zone").value = params.get("zone") || "";
+  $("zone").addEventListener("change", async () => { params.set("zone", zoneName()); keepInURL(); if (feed) await resolveFrames(); });
+  fillList("zone-options", ["UTC", ...(Intl.supportedValuesOf ? Intl.supportedValuesOf("timeZone") : [])]);
+  // The entry's own start when the timeline has it: a day with a clock change is not 24 × 1 h.
+  $("hour").addEventListener("input", () => {
+    const hour = Number($("hour").value);
+    at = timeline?.entries?.[hour]?.startEpochMs ?? dayStart(at ?? Date.now()) + hour * HOUR;
+    keepInURL();
+    if (feed) renderFrames();
+  });
+  $("device").replaceChildren(...devices.map(([id, name]) => { const option = element("option", "", name); option.value = id; return option; }));
+  $("device").value = devices.some((d) => d[0] === params.get("device")) ? params.get("device") : devices[0][0];
+  $("device").addEventListener("change", () => { familyWanted = ""; $("filter-family").value = ""; keepInURL(); if (feed) renderFrames(); });
+  fillFilter("filter-appearance", appearances, "All appearances", params.get("appearance"));
+  fillFilter("filter-text", textSizes, "All text sizes", params.get("text"));
+  for (const [, id] of filterControls) $(id).addEventListener("change", () => { familyWanted = $("filter-family").value; keepInURL(); if (feed) renderMatrix(shownContent()); });
+  $("save-profile").addEventListener("click", saveProfile);
+}
+wireControls();
 refresh().then(follow).then(() => setTimeout(watchHistory, 2000));
