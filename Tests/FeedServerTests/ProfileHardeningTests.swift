@@ -77,6 +77,10 @@ import Testing
     @Test func zoneParametersOverrideTheProfileAndSaySo() throws {
         try withTestServer { (_, client) throws -> Void in
             #expect(try client.put("/feeds/g", json: #"{"quotes":[{"id":"q1"},{"id":"q2"}]}"#).status == 201)
+            #expect(try client.get("/feeds/g/timeline?hours=1").json["zone"] as? String == "UTC")
+            let bad = try client.get("/feeds/g/timeline?hours=1&image={id")
+            #expect(bad.status == 400)
+            #expect(bad.json["member"] as? String == "image")
             #expect(
                 try client.put("/feeds/g/profile", json: #"{"items":"/quotes","zone":"Europe/Berlin"}"#).status == 201)
             let stored = try client.get("/feeds/g/timeline?hours=1&start=0")

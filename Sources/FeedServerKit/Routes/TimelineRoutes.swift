@@ -36,7 +36,7 @@ struct TimelineRoutes: Sendable {
         let applied = try profile(group: group, query: query, offset: offset) {
             generation.rendered.inferredProfile(payload: payload)
         }
-        let zone = applied.profile.profile.zone.flatMap(WidgetProfile.zoneRules) ?? ZoneRules(fixedOffsetSeconds: 0)
+        let zone = applied.profile.profile.zone.flatMap(WidgetProfile.zoneRules) ?? .utc
         // The array's element positions are kept per generation, so a timeline reads only the
         // items its hours show, however long the array.
         let items = applied.profile.profile.items
@@ -89,7 +89,9 @@ struct TimelineRoutes: Sendable {
             // A parameter is the client's mistake in this request (400); a stored profile was
             // checked when it was written.
             guard overrides.contains(error.member) else { throw Problem.invalidProfile(error) }
-            throw Problem.invalidParameter("\(error.member): \(error.detail)")
+            var problem = Problem.invalidParameter("\(error.member): \(error.detail)")
+            problem.extensions.append(("member", .string(error.member)))
+            throw problem
         }
         var applied = LintProfile(stated: profile)
         applied.inferred = inferred

@@ -20,10 +20,17 @@ public struct ZoneRules: Sendable, Equatable {
     /// Where tzdata lives.
     public static let directory = "/usr/share/zoneinfo"
 
+    /// UTC itself, named so.
+    public static let utc = ZoneRules(fixedOffsetSeconds: 0, name: "UTC")
+
     /// A fixed offset east of UTC, in seconds.
     public init(fixedOffsetSeconds: Int) {
+        self.init(fixedOffsetSeconds: fixedOffsetSeconds, name: nil)
+    }
+
+    private init(fixedOffsetSeconds: Int, name given: String?) {
         let clamped = Int32(clamping: fixedOffsetSeconds)
-        name = Self.describe(offset: Int(clamped))
+        name = given ?? Self.describe(offset: Int(clamped))
         transitions = []
         offsets = []
         initialOffset = clamped
