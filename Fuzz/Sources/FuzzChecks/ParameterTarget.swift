@@ -63,7 +63,8 @@ enum ParameterTarget {
             answered { () throws(Problem) in try routes.rotation(RoutedRequest(request: request, parameters: [])) },
             query: query)
         try checkTimeline(
-            answered { () throws(Problem) in try timeline.timeline(RoutedRequest(request: request, parameters: ["g"])) },
+            answered { () throws(Problem) in try timeline.timeline(RoutedRequest(request: request, parameters: ["g"]))
+            },
             query: query)
     }
 
