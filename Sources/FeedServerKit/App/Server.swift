@@ -120,7 +120,9 @@ final class Server: Sendable {
         let assets = AssetRoutes(store: store, caching: caching)
         let router = Router(
             routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + timeline.routes
-                + ProfileRoutes(store: store).routes + JournalRoutes(journal: journal).routes + [assets.route]
+                + ProfileRoutes(store: store).routes + JournalRoutes(journal: journal).routes
+                + RefreshRoutes(journal: journal, budget: options.iosReloadBudget, clock: SystemClock()).routes
+                + [assets.route]
                 + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))
         let authorization = Authorization(

@@ -30,6 +30,8 @@ struct ServerOptions: Sendable, Equatable {
     var seedStrict = false
     /// `--journal`: record every write in `<root>/.feed-server-journal` (default on).
     var journal = true
+    /// `--ios-reload-budget`: WidgetKit reloads a widget gets per rolling 24 hours, as modelled.
+    var iosReloadBudget = ReloadLedger.defaultIOSBudget
 
     /// `--max-payload-bytes`: the largest feed.json (payload and envelope) written or read, which
     /// is also the most the transport keeps in memory of a multipart body (the payload part).
@@ -260,6 +262,10 @@ struct ServerOptions: Sendable, Equatable {
                 "record every write (publish, restore, delete, fault, profile, seed) in ROOT/.feed-server-journal for "
                 + "GET /journal and POST /journal/verify (default on)"
         ) { $0.journal = try boolean($1, "--journal") },
+        Option(
+            flag: "--ios-reload-budget", environment: "FEED_SERVER_IOS_RELOAD_BUDGET", placeholder: "N",
+            help: "reloads WidgetKit grants a widget per rolling 24 h in GET /feeds/{group}/refreshes (default 40)"
+        ) { $0.iosReloadBudget = try integer($1, "--ios-reload-budget", 1...10_000) },
         Option(
             flag: "--shutdown-timeout", environment: "FEED_SERVER_SHUTDOWN_TIMEOUT", placeholder: "S",
             help: "on SIGINT/SIGTERM, wait up to S s for requests in flight (default 10)"

@@ -13,6 +13,8 @@ struct JournalFacts: Sendable {
     var schemaVersion: Int? = nil
     /// The payload as published (any JSON text; compacted and bounded when recorded).
     var payload: [UInt8]? = nil
+    /// For a publish that changed the feed: whether its profile shows anything new.
+    var visible: Bool? = nil
 }
 
 /// The write journal of a server: every write that reached its route (publish, restore, delete,
@@ -55,6 +57,7 @@ final class WriteJournal: Sendable {
         entry.fingerprint = facts?.fingerprint
         entry.warnings = facts?.warnings ?? problem.map(Self.warningCodes) ?? []
         entry.schemaVersion = facts?.schemaVersion
+        entry.visible = facts?.visible
         entry.problem = problem.map { String($0.type) }
         entry.requestId = request.headers["X-Request-Id"].flatMap(Self.sane)
         entry.client = request.clientAddress
@@ -70,6 +73,7 @@ final class WriteJournal: Sendable {
         entry.fingerprint = facts.fingerprint
         entry.warnings = facts.warnings
         entry.schemaVersion = facts.schemaVersion
+        entry.visible = facts.visible
         entry.problem = problem
         entry.client = client
         if let payload = facts.payload { entry.keep(payload: payload) }

@@ -15,12 +15,15 @@ struct PublishCommit: Sendable {
         var result: PublishResult
         var warnings: LintReport
 
-        /// What the write journal keeps of it.
+        /// What the write journal keeps of it; `visible` for a publish that changed the feed (false
+        /// when its profile shows nothing new: `invisible-change`).
         func journalFacts(schemaVersion: Int, payload: [UInt8]) -> JournalFacts {
-            JournalFacts(
+            var facts = JournalFacts(
                 result: result.changed ? "published" : "unchanged", generationId: result.generationId,
                 fingerprint: result.fingerprint, warnings: warnings.warnings.map(\.code.rawValue),
                 schemaVersion: schemaVersion, payload: payload)
+            if result.changed { facts.visible = warnings.counts[.invisibleChange] == nil }
+            return facts
         }
     }
 
@@ -29,10 +32,12 @@ struct PublishCommit: Sendable {
     func warnings(_ upload: AssetUpload, group: String) -> LintReport {
         let (stored, unreadable) =
             upload.profile == nil ? PublishLint.storedProfile(store, group: group) : (nil, nil)
+        let profile = upload.profile ?? stored
         let report = PublishLint.warnings(
             payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits,
-            profile: upload.profile ?? stored)
-        return PublishLint.adding(unreadable, to: report)
+            profile: profile)
+        let invisible = profile.flatMap { ReloadCheck.invisibleChange(upload, group: group, profile: $0, store: store) }
+        return PublishLint.adding(invisible, to: PublishLint.adding(unreadable, to: report))
     }
 
     /// Lints (`warnings`, when the caller has them already), refuses with a 422 under `strict`

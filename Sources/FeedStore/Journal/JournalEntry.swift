@@ -25,6 +25,9 @@ public struct JournalEntry: Sendable, Equatable {
     public var warnings: [String]
     /// The schema version published.
     public var schemaVersion: Int?
+    /// For a publish that changed the feed: whether it changed what the widget shows (by the
+    /// group's profile; always true without one).
+    public var visible: Bool?
     /// The problem's type (its last path component, `platform-limits`) when refused.
     public var problem: String?
     /// The request's `X-Request-Id`.
@@ -78,6 +81,7 @@ public struct JournalEntry: Sendable, Equatable {
         add("fingerprint", fingerprint)
         members.append(JSONMember("warnings", .array(warnings.map { .string($0) })))
         if let schemaVersion { members.append(JSONMember("schemaVersion", .number(String(schemaVersion)))) }
+        if let visible { members.append(JSONMember("visible", .bool(visible))) }
         add("problem", problem)
         add("requestId", requestId)
         add("client", client)
@@ -107,6 +111,7 @@ public struct JournalEntry: Sendable, Equatable {
         fingerprint = root["fingerprint"]?.stringValue
         warnings = root["warnings"]?.elements.compactMap(\.stringValue) ?? []
         schemaVersion = root["schemaVersion"]?.integerValue.map { Int(clamping: $0) }
+        visible = root["visible"]?.boolValue
         problem = root["problem"]?.stringValue
         requestId = root["requestId"]?.stringValue
         client = root["client"]?.stringValue

@@ -22,6 +22,8 @@ public enum LintCode: String, CaseIterable, Sendable, Equatable {
     case emptyStateMissing = "empty-state-missing"
     /// The group's stored `profile.json` cannot be read: its checks fell back to a guess.
     case profileUnreadable = "profile-unreadable"
+    /// The publish changes the feed's bytes but nothing its profile shows: a reload for nothing.
+    case invisibleChange = "invisible-change"
 }
 
 /// One problem a device would have with a feed, found on the server before it gets there.
