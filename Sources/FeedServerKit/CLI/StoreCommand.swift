@@ -73,9 +73,11 @@ enum StoreCommand {
             let version = options.schemaVersion ?? schemaVersion ?? 1
             let committed = try committer.commit(
                 group: group, upload: upload, schemaVersion: version, strict: options.strict, warnings: warnings)
-            // The same journal the servers on this root append to.
-            if options.server.journal {
-                WriteJournal(file: JournalFile(root: options.server.root)).record(
+            // The journal a server keeps on this root, when there is one: the CLI never makes one
+            // (a Simulator's App Group container gets the feed's folder and nothing else).
+            let journal = JournalFile(root: options.server.root)
+            if options.server.journal, PosixFileSystem().status(journal.directory)?.kind == .directory {
+                WriteJournal(file: journal).record(
                     kind: .publish, group: group, client: "cli",
                     facts: committed.journalFacts(schemaVersion: version, payload: upload.payload))
             }
