@@ -3,8 +3,8 @@
 # (Tests/BrowserTests/preview_test.py). Installs chromium and chromium-driver when missing.
 # Screenshots land in test-output/: preview.png, preview-limits.png, preview-matrix.png (the
 # matrix of every widget family, appearance, text size and direction), preview-profile.png (a
-# widget profile's item whose photo is missing) and preview-rtl.png (an Arabic title cut at its
-# logical end). The test's venv (scripts/test-venv.sh) also brings the axe-core it injects.
+# widget profile's item whose photo is missing), preview-rtl.png (an Arabic title cut at its
+# logical end) and preview-reloads.png (the reload strip: publishes over WidgetKit's budget). The test's venv (scripts/test-venv.sh) also brings the axe-core it injects.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then

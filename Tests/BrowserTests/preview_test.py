@@ -9,8 +9,10 @@ at its size with no text outside its frame, filter by family, appearance and tex
 timeline resolves (the item's image or a mark naming the missing file, the empty-state text),
 and "Save as profile" must store what the fields say; right-to-left text must be cut at its
 logical end; with --read-token the page must ask for the token once and follow the feed with it,
-and ask for the write token to save a profile; axe-core must find no accessibility violation on
-either page in either theme; the console must stay free of errors, and the browser must report
+and ask for the write token to save a profile; with --ios-reload-budget 2 the reload strip must
+draw each publish's tick (reloaded, over budget, changing nothing visible), the stale span and
+the summary, follow a publish, and say so when the server keeps no journal; axe-core must find
+no accessibility violation on either page in either theme; the console must stay free of errors, and the browser must report
 no Content-Security-Policy violation (the pages' policy allows nothing inline; a deliberate inline
 script proves violations are seen) and refuse to frame a page; screenshots go to OUTPUT_DIR.
 
@@ -366,6 +368,82 @@ def check_read_token():
     check("the server logged the event stream", "GET /feeds/g/events 200" in logged, logged[-500:])
     check("the access log never shows the token", reader not in logged and "access_token" not in logged)
 
+def start_server(name, *flags):
+    """Another server on a root of its own (its log in the test's folder); answers its base URL."""
+    log_path = os.path.join(root, name + ".log")
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([binary, "--port", "0", "--root", os.path.join(root, name), "--access-log", "off", *flags], stderr=log, text=True)
+    wait_for(lambda: "listening on" in open(log_path).read(), 10)
+    return process, re.search(r"listening on (http://\S+)", open(log_path).read()).group(1)
+
+def check_reloads():
+    """--ios-reload-budget 2 and a profile that shows /quotes' /text: four publishes, the second
+    changing only a stamp (invisible-change), the third and fourth past the budget (iPhones keep
+    the second's data, a stale span to now); the strip must draw them, a fifth publish must reach
+    it through the event stream, and with --journal off the section says there is no history."""
+    budgeted, reload_base = start_server("reloads", "--ios-reload-budget", "2")
+    try:
+        put_profile({"items": "/quotes", "title": "/text"}, "r", reload_base)
+        answers = [publish({"quotes": [{"text": text}], "stamp": stamp}, {}, group="r", server_base=reload_base)
+                   for text, stamp in [("one", 1), ("one", 2), ("two", 3), ("three", 4)]]
+        codes = [[w["code"] for w in a["warnings"]] for a in answers]
+        check("the second publish (only the stamp changed) is answered with invisible-change, the others are not",
+              codes == [[], ["invisible-change"], [], []], str(codes))
+        ledger = json.load(urllib.request.urlopen(reload_base + "/feeds/r/refreshes?hours=24"))
+        check("GET /refreshes: two reloaded, two over budget, a stale span to now",
+              [p["ios"] for p in ledger["publishes"]] == ["reloaded", "reloaded", "over-budget", "over-budget"]
+              and len(ledger["staleSpans"]) == 1 and ledger["staleSpans"][0]["showing"] == answers[1]["generationId"], json.dumps(ledger)[:600])
+        driver.get(reload_base + "/preview/r")
+        text = lambda element_id: driver.find_element(By.ID, element_id).text
+        ticks = lambda: driver.execute_script("""return [...document.querySelectorAll('#reloads-ticks .tick')].map((t) => {
+          const box = t.getBoundingClientRect();
+          return { ios: t.dataset.ios, visible: t.dataset.visible, generation: t.dataset.generation, label: t.getAttribute('aria-label'),
+                   title: t.title, shown: box.width > 8 && box.height > 8, shape: getComputedStyle(t).borderRadius, border: getComputedStyle(t).borderStyle }; });""")
+        check("the reload strip shows a tick per publish", wait_for(lambda: len(ticks()) == 4, 5), str(ticks()))
+        drawn = ticks()
+        check("two ticks are marked over budget, and drawn as another shape than the reloaded ones",
+              [t["ios"] for t in drawn] == ["reloaded", "reloaded", "over-budget", "over-budget"]
+              and {t["shape"] for t in drawn if t["ios"] == "over-budget"}.isdisjoint({t["shape"] for t in drawn if t["ios"] == "reloaded"}), str(drawn))
+        check("one tick, the second, is marked as changing nothing visible (hollow, dashed)",
+              [t["visible"] for t in drawn] == ["true", "false", "true", "true"] and drawn[1]["border"] == "dashed" and drawn[0]["border"] == "solid", str(drawn))
+        check("every tick is drawn and named with its generation and outcome",
+              all(t["shown"] and t["label"] == t["title"] and a["generationId"] in t["label"] for t, a in zip(drawn, answers))
+              and "over budget" in drawn[2]["label"] and "changed nothing" in drawn[1]["label"], str(drawn))
+        stale = lambda: driver.execute_script("""return [...document.querySelectorAll('#reloads-track .stale')].map((s) => {
+          const box = s.getBoundingClientRect(), track = s.parentElement.getBoundingClientRect();
+          return { width: box.width, right: track.right - box.right, label: s.getAttribute('aria-label') }; });""")
+        check("a stale span is drawn, at the strip's end (now), naming what iPhones still show",
+              len(stale()) == 1 and stale()[0]["width"] >= 3 and stale()[0]["right"] < 4 and answers[1]["generationId"] in stale()[0]["label"], str(stale()))
+        summary = text("reloads-summary")
+        check("the summary counts reloads, over budget, invisible changes and the stale time",
+              summary.startswith("2 of 2 reloads used in the last 24 h") and "2 over budget" in summary and "1 changed nothing visible" in summary
+              and "stale for" in summary, summary)
+        check("the strip has an hour axis from 24 h ago to now", text("reloads-axis").startswith("24 h ago") and "now" in text("reloads-axis"), text("reloads-axis"))
+        driver.find_elements(By.CSS_SELECTOR, "#reloads-ticks .tick")[2].click()
+        check("a chosen tick's publish is spelled out below the strip", "over budget" in text("reloads-detail") and answers[2]["generationId"] in text("reloads-detail"), text("reloads-detail"))
+        fifth = publish({"quotes": [{"text": "four"}], "stamp": 5}, {}, group="r", server_base=reload_base)
+        check("a publish refreshes the strip through the event stream",
+              wait_for(lambda: len(ticks()) == 5 and ticks()[4]["generation"] == fifth["generationId"] and "3 over budget" in text("reloads-summary"), 5), text("reloads-summary"))
+        driver.execute_script("document.getElementById('reloads').scrollIntoView()")
+        driver.find_element(By.ID, "reloads").screenshot(os.path.join(output, "preview-reloads.png"))
+        check("reload strip screenshot kept", os.path.getsize(os.path.join(output, "preview-reloads.png")) > 5000)
+        for theme in ["light", "dark"]:
+            set_control("theme", theme)
+            check_axe(f"/preview/r with the reload strip ({theme} theme)")
+    finally:
+        budgeted.terminate()
+        budgeted.wait()
+    unjournaled, quiet_base = start_server("no-journal", "--journal", "off")
+    try:
+        publish({"quotes": [{"text": "one"}]}, {}, group="q", server_base=quiet_base)
+        driver.get(quiet_base + "/preview/q")
+        summary = lambda: driver.find_element(By.ID, "reloads-summary").text
+        check("with --journal off the section says there is no reload history, and draws no strip",
+              wait_for(lambda: "--journal off" in summary(), 5) and not driver.find_element(By.ID, "reloads-strip").is_displayed(), summary())
+    finally:
+        unjournaled.terminate()
+        unjournaled.wait()
+
 options = webdriver.ChromeOptions()
 options.binary_location = "/usr/bin/chromium"
 for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1100"]:
@@ -470,10 +548,12 @@ try:
     check_profile()
     check_rtl()
     check_read_token()
+    check_reloads()
     # Designed answers that Chromium logs as network errors (it logs every non-2xx fetch): the
     # guarded server's 401s (before the token is given, and for the wrong one), the profile's 404
-    # for a group without one, the 422 of the refused profile and the 400 of its override.
-    designed = lambda message: "status of 401" in message or ("/profile" in message and "status of 404" in message) \
+    # for a group without one, the 422 of the refused profile and the 400 of its override, and the
+    # 404 journal-off of the reload history on a server run with --journal off.
+    designed = lambda message: "status of 401" in message or (("/profile" in message or "/refreshes" in message) and "status of 404" in message) \
         or ("/profile" in message and "status of 422" in message) or ("/timeline" in message and "status of 400" in message)
     logged = driver.get_log("browser")
     check("no Content-Security-Policy violation on any page", not csp_violations(logged), json.dumps(csp_violations(logged))[:500])

@@ -30,7 +30,7 @@ enum ReloadCheck {
             detail:
                 "This publish changes the feed (generation \(served.id) is served now) but nothing its widget profile "
                 + "shows: every item's title, subtitle and image stay the same. It still asks WidgetKit for a reload, "
-                + "one of about \(ReloadLedger.defaultIOSBudget) a day (--ios-reload-budget): publish only what the "
+                + "one of a budget of typically 40 to 70 a day (GET /feeds/{group}/refreshes): publish only what the "
                 + "widget shows, or leave the rest out of the payload.")
     }
 }

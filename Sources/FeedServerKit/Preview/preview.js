@@ -439,6 +439,7 @@ async function render() {
   await loadProfile();
   await resolveFrames();
   loadHistory();
+  loadReloads();
 }
 // Everything that depends on the profile's fields: the suggestions and the server's timeline.
 async function resolveFrames() {
@@ -468,6 +469,68 @@ async function loadHistory() {
   $("history").replaceChildren(
     ...pointerFaults.map((f) => row([["current.json", "id"], ["corrupt", "state-corrupt"], ["not a usable pointer", ""]], f)),
     ...list.generations.map((g) => row([[g.id, "id"], [g.state, "state-" + g.state], [g.reason || "", ""]], g.fault)));
+}
+
+// The reload strip: the journal's publishes of the last 24 h against WidgetKit's modelled budget
+// (GET /feeds/{group}/refreshes). Placed by the answer's own since and now, never the page's
+// clock: the server's window moves on while the page is open. An older answer is dropped.
+let reloadsAsked = 0;
+const clock = (ms, seconds = true) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", ...(seconds ? { second: "2-digit" } : {}) });
+const duration = (ms, min = Math.round(ms / 60000)) => ms < 60000 ? "under a minute" : min < 60 ? `${min} min` : `${Math.floor(min / 60)} h` + (min % 60 ? ` ${min % 60} min` : "");
+async function loadReloads() {
+  const asked = ++reloadsAsked, response = await api(feedPath + "/refreshes?hours=24", { cache: "no-store" });
+  let body = null;
+  try { body = await response.json(); } catch { /* not JSON */ }
+  if (asked !== reloadsAsked) return;
+  const ledger = response.ok ? body : null;
+  for (const id of ["reloads-strip", "reloads-detail", "reloads-legend"]) $(id).hidden = !ledger;
+  if (ledger) return renderReloads(ledger);
+  $("reloads-summary").textContent = /journal-off$/.test(body?.type || "") ? "No reload history: this server runs with --journal off, so it keeps no record of publishes to replay."
+    : "Reload history unavailable: " + (body?.detail || `${response.status} ${response.statusText}`);
+}
+function renderReloads(r) {
+  const width = Math.max(1, r.now - r.since), x = (ms) => Math.min(100, Math.max(0, ((ms - r.since) / width) * 100));
+  // Ticks closer than 1.2 % of the window (about 17 min) go to lanes of their own, up to five,
+  // so a burst of publishes stays countable; a sixth shares the lane whose last tick is oldest.
+  const lanes = [];
+  const ticks = r.publishes.map((p) => {
+    const at = x(p.at);
+    let lane = lanes.findIndex((last) => at - last >= 1.2);
+    if (lane < 0) lane = lanes.length < 5 ? lanes.length : lanes.indexOf(Math.min(...lanes));
+    lanes[lane] = at;
+    const label = `${clock(p.at)} · generation ${p.generationId ?? "unknown"} · iOS: ${p.ios === "over-budget" ? "over budget, reload dropped" : "reloaded"}` +
+      (p.visible ? "" : " · changed nothing the widget shows") + " · Android: updated";
+    const item = element("li"), tick = element("button", `tick ${p.ios}` + (p.visible ? "" : " invisible"));
+    Object.assign(tick, { type: "button", title: label });
+    tick.setAttribute("aria-label", label);
+    Object.assign(tick.dataset, { ios: p.ios, visible: String(p.visible), generation: p.generationId ?? "" });
+    tick.onclick = tick.onfocus = () => { $("reloads-detail").textContent = label; };
+    Object.assign(item.style, { left: at + "%", top: 6 + lane * 18 + "px" });
+    item.append(tick);
+    return item;
+  });
+  const spans = r.staleSpans.map((s) => {
+    const span = element("div", "stale"), ongoing = s.to >= r.now;
+    const label = `Stale from ${clock(s.from)} to ${ongoing ? "now" : clock(s.to)} (${duration(s.to - s.from)}): iPhones showed ${s.showing ?? "no generation"}, not ${s.missed ?? "the newest"}`;
+    span.title = label;
+    for (const [name, value] of [["role", "img"], ["aria-label", label]]) span.setAttribute(name, value);
+    // Anchored at its end, at least 4 px wide: a span of seconds in a day stays visible.
+    Object.assign(span.style, { right: 100 - x(s.to) + "%", width: `max(${x(s.to) - x(s.from)}%, 4px)` });
+    return span;
+  });
+  $("reloads-ticks").replaceChildren(...ticks);
+  $("reloads-track").replaceChildren(...spans, $("reloads-ticks"));
+  $("reloads-track").style.height = 10 + Math.max(1, lanes.length) * 18 + "px";
+  // Hour labels at whole local hours, every 3 h across a day; the ends say how far back and now.
+  const step = Math.max(1, Math.round(width / HOUR / 8)), labels = [[0, `${Math.round(width / HOUR)} h ago`, "start"]];
+  for (let t = new Date(r.since).setMinutes(60, 0, 0); t < r.now; t += HOUR)
+    if (new Date(t).getHours() % step === 0 && x(t) > 6 && x(t) < 92) labels.push([x(t), clock(t, false)]);
+  labels.push([100, "now " + clock(r.now, false), "end"]);
+  $("reloads-axis").replaceChildren(...labels.map(([at, text, edge]) => { const label = element("span", edge || "", text); label.style.left = at + "%"; return label; }));
+  const over = r.publishes.filter((p) => p.ios === "over-budget").length, wasted = r.publishes.filter((p) => !p.visible).length;
+  const stale = r.staleSpans.reduce((sum, s) => sum + s.to - s.from, 0), staleNow = r.staleSpans.some((s) => s.to >= r.now);
+  $("reloads-summary").textContent = `${r.reloadsInWindow} of ${r.iosReloadBudget} reloads used in the last 24 h · ${over} over budget · ${wasted} changed nothing visible · ` +
+    (stale ? `stale for ${duration(stale)}` + (staleNow ? " (stale now)" : "") : "never stale") + ` · ${r.publishes.length} publish(es)`;
 }
 
 // Save as profile: what the fields show now (the server's inference included) becomes the
