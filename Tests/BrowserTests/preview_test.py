@@ -551,10 +551,10 @@ try:
     check_reloads()
     # Designed answers that Chromium logs as network errors (it logs every non-2xx fetch): the
     # guarded server's 401s (before the token is given, and for the wrong one), the profile's 404
-    # for a group without one, the 422 of the refused profile and the 400 of its override, and the
+    # for a group without one, the 422 of the refused profile and of its override, and the
     # 404 journal-off of the reload history on a server run with --journal off.
     designed = lambda message: "status of 401" in message or (("/profile" in message or "/refreshes" in message) and "status of 404" in message) \
-        or ("/profile" in message and "status of 422" in message) or ("/timeline" in message and "status of 400" in message)
+        or ("/profile" in message and "status of 422" in message) or ("/timeline" in message and "status of 422" in message)
     logged = driver.get_log("browser")
     check("no Content-Security-Policy violation on any page", not csp_violations(logged), json.dumps(csp_violations(logged))[:500])
     errors = [entry for entry in logged if entry["level"] == "SEVERE" and not (entry["source"] == "network" and designed(entry["message"]))]

@@ -15,7 +15,7 @@ import Testing
             #expect(try client.put("/feeds/long", json: #"{"q":[\#(items)]}"#).status == 201)
             let template = String(repeating: "{text}", count: 1_000)
             let refused = try client.get("/feeds/long/timeline?items=/q&image=\(template)")
-            #expect(refused.status == 400, "a template longer than a file name")
+            #expect(refused.status == 422, "a template longer than a file name")
             let answer = try client.get("/feeds/long/timeline?items=/q&image={text}.jpg&hours=2")
             #expect(answer.status == 200)
             #expect(answer.body.count < 20_000, "\(answer.body.count) bytes")
@@ -78,8 +78,10 @@ import Testing
         try withTestServer { (_, client) throws -> Void in
             #expect(try client.put("/feeds/g", json: #"{"quotes":[{"id":"q1"},{"id":"q2"}]}"#).status == 201)
             #expect(try client.get("/feeds/g/timeline?hours=1").json["zone"] as? String == "UTC")
+            #expect(try client.put("/feeds/flat", json: #"{"a":1}"#).status == 201)
+            #expect(try client.get("/feeds/flat/timeline").status == 422, "nothing to show: no profile, no array")
             let bad = try client.get("/feeds/g/timeline?hours=1&image={id")
-            #expect(bad.status == 400)
+            #expect(bad.status == 422)
             #expect(bad.json["member"] as? String == "image")
             #expect(
                 try client.put("/feeds/g/profile", json: #"{"items":"/quotes","zone":"Europe/Berlin"}"#).status == 201)

@@ -151,7 +151,7 @@ import Testing
             let overridden = try client.get("/feeds/quotes/timeline?start=\(start)&hours=1&title=/id")
             #expect((overridden.json["entries"] as? [[String: Any]])?.first?["title"] as? String == "q1")
             #expect((overridden.json["profile"] as? [String: Any])?["source"] as? String == "query")
-            #expect(try client.get("/feeds/quotes/timeline?image={id.png").status == 400)
+            #expect(try client.get("/feeds/quotes/timeline?image={id.png").status == 422)
         }
     }
 
@@ -177,7 +177,7 @@ import Testing
             #expect(response.json["zone"] as? String == "Europe/Berlin")
             #expect(entries.prefix(4).map { $0["zoneOffsetSeconds"] as? Int } == [7200, 7200, 7200, 3600])
             #expect(entries[2]["index"] as? Int == entries[3]["index"] as? Int, "the repeated hour shows one item")
-            #expect(try client.get("/feeds/quotes/timeline?zone=Nowhere/Else").status == 400)
+            #expect(try client.get("/feeds/quotes/timeline?zone=Nowhere/Else").status == 422)
         }
     }
 

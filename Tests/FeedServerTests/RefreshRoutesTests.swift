@@ -33,6 +33,8 @@ import Testing
             #expect(try client.request("DELETE", "/journal").status == 204)
             #expect((try client.get("/feeds/g/refreshes").json["publishes"] as? [Any])?.isEmpty == true)
             #expect(try client.get("/feeds/g/refreshes?hours=0").status == 400)
+            #expect(try client.request("DELETE", "/feeds/g").status == 204)
+            #expect(try client.get("/feeds/g/refreshes").status == 404, "a group's ledger while it has a feed")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FeedStore
@@ -79,5 +80,62 @@ import Testing
         let read = try file.entries()
         #expect(read.count == 64)
         #expect(Set(read.compactMap(\.generationId)).count == 64)
+    }
+}
+
+/// What a file put where the journal belongs, or a reader, can do to appends.
+@Suite struct JournalFileHardeningTests {
+    private func scratch() -> String {
+        let path = FileManager.default.temporaryDirectory.path + "/journal-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    private func entry(_ n: Int) -> JournalEntry {
+        var entry = JournalEntry(at: Int64(n), kind: .publish, result: "published", group: "g", status: 201)
+        entry.keep(payload: Array(#"{"text":"\#(String(repeating: "x", count: 2_000))"}"#.utf8))
+        return entry
+    }
+
+    @Test func readersNeverMakeAnAppendWaitOrLoseItsEntry() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = JournalFile(root: root)
+        for n in 0..<4_000 { try file.append(entry(n)) }  // both files full: seconds to parse in a debug build
+        let reading = Atomic<Bool>(true)
+        let reader = Thread {
+            while reading.load(ordering: .relaxed) { _ = try? file.entries() }
+        }
+        reader.start()
+        var failed = 0
+        for n in 4_000..<4_050 where (try? file.append(entry(n))) == nil { failed += 1 }
+        reading.store(false, ordering: .relaxed)
+        #expect(failed == 0)
+        let ats = Set(try file.entries().map(\.at))
+        #expect((4_000..<4_050).allSatisfy { ats.contains(Int64($0)) })
+    }
+
+    @Test func aFIFOInPlaceOfTheJournalIsRefusedAtOnce() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = JournalFile(root: root)
+        try file.append(entry(0))
+        try FileManager.default.removeItem(atPath: file.directory + "/journal.jsonl")
+        #expect(mkfifo(file.directory + "/journal.jsonl", 0o644) == 0)
+        #expect(throws: FileSystemError.self) { try file.append(entry(1)) }
+        let reason = file.reason(FileSystemError(kind: .other, operation: "flock", path: file.directory + "/x"))
+        #expect(!reason.contains(root), "a reason names paths below the root only: \(reason)")
+    }
+
+    @Test func aFileGrownPastItsBoundByHandIsReadFromItsNewestLines() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let big = JournalFile(root: root, maxFileBytes: 1 << 20)
+        for n in 0..<200 { try big.append(entry(n)) }
+        let small = JournalFile(root: root, maxFileBytes: 4_000)
+        let read = try small.entries()
+        #expect(!read.isEmpty)
+        #expect(read.last?.at == 199, "the newest entry is read")
+        #expect(read.count < 200)
     }
 }

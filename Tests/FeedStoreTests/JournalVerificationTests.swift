@@ -53,6 +53,13 @@ import Testing
         #expect(fails.nearMisses.first?.differences == ["/quotes/0/text is absent"])
         #expect(fails.nearMisses[1].differences == [#"/quotes/0/text is "two", not "three""#])
         #expect(fails.nearMisses.count <= JournalVerification.maxNearMisses)
+        let crowd = (0..<2_000).map { entry(Int64($0), payload: #"{"quotes":[{"text":"n\#($0)"}]}"#) }
+        let far = JournalVerification(try expect(#"{"payloadContains":{"/quotes/0/text":"zz"}}"#), entries: crowd)
+        #expect(far.nearMisses.map(\.entry.at) == [1_999, 1_998, 1_997, 1_996, 1_995])
+        #expect(PayloadPattern.maxTextBytes == 4_096)
+        let long = [entry(1, payload: #"{"t":"\#(String(repeating: "a", count: 5_000))"}"#)]
+        let tooLong = JournalVerification(try expect(#"{"payloadMatches":{"/t":"^a"}}"#), entries: long)
+        #expect(tooLong.nearMisses.first?.differences.first?.contains("longer than 4096 bytes") == true)
         #expect(!JournalVerification(try expect(#"{"count":{"atMost":1}}"#), entries: journal).holds)
         #expect(JournalVerification(try expect(#"{"group":"none","count":{"exactly":0}}"#), entries: journal).holds)
     }
@@ -77,5 +84,16 @@ import Testing
             }
         }
         #expect(throws: Never.self) { try PayloadPattern("20[0-9]{2}-(0[1-9]|1[0-2])") }
+        #expect(throws: Never.self) { try PayloadPattern("(ab)+[(|]*c{1,255}") }
+        for slow in ["(a|aa)*b", "((a{255}){255}){10}", "(a{1,255}){1,20}b", "((ab)*)+", "(a+)+$"] {
+            #expect(throws: ExpectationError.self, "\(slow)") { try PayloadPattern(slow) }
+        }
+        #expect(throws: ExpectationError.self) {
+            try JournalExpectation(json: Array(#"{"warnings":{"absent":["item-image-mising"]}}"#.utf8))
+        }
+        let many = (0...16).map { #""/p\#($0)":"x""# }.joined(separator: ",")
+        #expect(throws: ExpectationError.self) {
+            try JournalExpectation(json: Array(#"{"payloadContains":{\#(many)}}"#.utf8))
+        }
     }
 }

@@ -121,7 +121,8 @@ final class Server: Sendable {
         let router = Router(
             routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + timeline.routes
                 + ProfileRoutes(store: store).routes + JournalRoutes(journal: journal).routes
-                + RefreshRoutes(journal: journal, budget: options.iosReloadBudget, clock: SystemClock()).routes
+                + RefreshRoutes(store: store, journal: journal, budget: options.iosReloadBudget, clock: SystemClock())
+                .routes
                 + [assets.route]
                 + OperationsRoutes(metrics: metrics).routes + PreviewRoutes().routes)
         metrics.register(routes: router.routes.map(\.name))

@@ -46,7 +46,9 @@ final class WriteJournal: Sendable {
 
     /// Records the answer to a write on a journaled route; nothing for other routes.
     func record(route: String, routed: RoutedRequest, response: HTTPResponse, problem: Problem?) {
-        guard let kind = Self.kind(route: route, method: routed.request.method), let group = routed.parameters.first
+        // A name that is no group's never wrote anything, and is not worth a line.
+        guard let kind = Self.kind(route: route, method: routed.request.method), let group = routed.parameters.first,
+            SafeName.isGroupName(group)
         else { return }
         let request = routed.request
         let facts = response.annotation as? JournalFacts
@@ -61,7 +63,7 @@ final class WriteJournal: Sendable {
         entry.problem = problem.map { String($0.type) }
         entry.requestId = request.headers["X-Request-Id"].flatMap(Self.sane)
         entry.client = request.clientAddress
-        entry.userAgent = request.headers["User-Agent"].map { String($0.prefix(256)) }
+        entry.userAgent = request.headers["User-Agent"].map { String(decoding: $0.utf8.prefix(256), as: UTF8.self) }
         if let payload = facts?.payload ?? Self.sentPayload(request, kind: kind) { entry.keep(payload: payload) }
         append(entry)
     }
@@ -80,8 +82,15 @@ final class WriteJournal: Sendable {
         append(entry)
     }
 
+    /// Appends, or says in the log that an entry was lost (the write itself stands).
     private func append(_ entry: JournalEntry) {
-        do { try file.append(entry) } catch { lost.add(1, ordering: .relaxed) }
+        do { try file.append(entry) } catch {
+            lost.add(1, ordering: .relaxed)
+            AccessLog.message(
+                LogSafe.line(
+                    "feed-server: journal: the \(entry.kind.rawValue) of group '\(LogSafe.name(entry.group))' at "
+                        + "\(entry.at) was not recorded: \(file.reason(error))"))
+        }
     }
 
     /// The payload a refused publish carried: its JSON body or multipart `payload` part.

@@ -191,10 +191,11 @@ async function loadTimeline() {
   const shown = at ?? Date.now(), start = dayStart(shown);
   const query = new URLSearchParams({ hours: "24", start: String(start), ...overrides() });
   const response = await api(`${feedPath}/timeline?${query}`, { cache: "no-store" });
-  timeline = response.ok ? await response.json() : null;
-  timelineProblem = response.ok ? "" : await problemText(response);
-  // A refused override is named first in the detail ("image: …"): its field is marked.
-  markInvalid(/^(\w+): /.exec(timelineProblem)?.[1]);
+  const body = await response.json().catch(() => null);
+  timeline = response.ok ? body : null;
+  timelineProblem = response.ok ? "" : body?.detail || body?.title || `${response.status} ${response.statusText}`;
+  // A refused override is a 422 whose `member` names it: its field is marked.
+  markInvalid(response.ok ? undefined : body?.member);
   $("hour").value = String(Math.max(0, Math.min(23, Math.floor((shown - start) / HOUR))));
   if (!timeline) return;
   for (const member of members) if (!(member in chosen)) field(member).value = timeline.profile?.[member] ?? "";

@@ -93,6 +93,11 @@ extension Problem {
                 + "(--max-payload-bytes): ask for fewer hours, or point items at smaller values.")
     }
 
+    /// 422 for a timeline with no items pointer: no profile, no parameter, nothing to infer.
+    static func noItemsToShow(_ detail: String) -> Problem {
+        Problem(status: 422, type: "no-items", title: "No items at that pointer", detail: detail)
+    }
+
     static func noItems(pointer: String, generation: String) -> Problem {
         Problem(
             status: 422, type: "no-items", title: "No items at that pointer",

@@ -16,10 +16,10 @@ extension Problem {
             detail: "The journal cannot be read or changed now: \(reason).", headers: [("Retry-After", "1")])
     }
 
-    /// 400 for an expectation that is not valid; `member` names the member at fault.
+    /// 422 for an expectation that is not valid; `member` names the member at fault.
     static func invalidExpectation(_ error: ExpectationError) -> Problem {
         Problem(
-            status: 400, type: "invalid-expectation", title: "Invalid expectation", detail: error.detail,
+            status: 422, type: "invalid-expectation", title: "Invalid expectation", detail: error.detail,
             extensions: error.member.isEmpty ? [] : [("member", .string(error.member))])
     }
 

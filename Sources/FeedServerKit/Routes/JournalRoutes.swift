@@ -65,7 +65,7 @@ struct JournalRoutes: Sendable {
     /// Empties the journal: `204`.
     func clear() throws(Problem) -> HTTPResponse {
         guard let journal else { throw Problem.journalOff }
-        do { try journal.file.clear() } catch { throw Problem.journalUnavailable("\(error)") }
+        do { try journal.file.clear() } catch { throw Problem.journalUnavailable(journal.file.reason(error)) }
         return HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
     }
 
@@ -90,7 +90,7 @@ struct JournalRoutes: Sendable {
 
     private func entries() throws(Problem) -> [JournalEntry] {
         guard let journal else { throw Problem.journalOff }
-        do { return try journal.file.entries() } catch { throw Problem.journalUnavailable("\(error)") }
+        do { return try journal.file.entries() } catch { throw Problem.journalUnavailable(journal.file.reason(error)) }
     }
 
     /// An entry as a JSON value (its own line, parsed back).

@@ -5,6 +5,7 @@ import HTTPTransport
 /// group's publishes, from the journal (`ReloadLedger`): each publish reloaded or over WidgetKit's
 /// budget, whether it showed anything new, and the spans a widget showed an older generation.
 struct RefreshRoutes: Sendable {
+    let store: FeedStore
     let journal: WriteJournal?
     let budget: Int
     let clock: any FeedClock
@@ -22,8 +23,12 @@ struct RefreshRoutes: Sendable {
         guard SafeName.isGroupName(group) else { throw Problem.notASafeGroupName(group) }
         let hours = try Parameters.int(routed.request.query["hours"], "hours", 1...168) ?? 24
         guard let journal else { throw Problem.journalOff }
+        // A group's ledger while it has a feed, like its other sub-resources.
+        guard store.servedSummary(group: group) != nil else { throw Problem.noFeed(group: group, schemaVersion: nil) }
         let entries: [JournalEntry]
-        do { entries = try journal.file.entries() } catch { throw Problem.journalUnavailable("\(error)") }
+        do { entries = try journal.file.entries() } catch {
+            throw Problem.journalUnavailable(journal.file.reason(error))
+        }
         let now = clock.nowEpochMs()
         let since = now - Int64(hours) * 3_600_000
         let ledger = ReloadLedger(entries: entries, group: group, budget: budget, since: since, now: now)

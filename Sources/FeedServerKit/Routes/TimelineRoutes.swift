@@ -80,19 +80,14 @@ struct TimelineRoutes: Sendable {
             }
         }
         guard strings["items"] != nil else {
-            throw Problem.missingParameter(
+            throw Problem.noItemsToShow(
                 "The group has no widget profile and its payload has no single array of objects: pass items (a "
                     + "JSON Pointer to the items array, such as /quotes) or PUT /feeds/\(group)/profile.")
         }
         let profile: WidgetProfile
-        do { profile = try WidgetProfile(strings: strings) } catch {
-            // A parameter is the client's mistake in this request (400); a stored profile was
-            // checked when it was written.
-            guard overrides.contains(error.member) else { throw Problem.invalidProfile(error) }
-            var problem = Problem.invalidParameter("\(error.member): \(error.detail)")
-            problem.extensions.append(("member", .string(error.member)))
-            throw problem
-        }
+        // A well-formed parameter that names no valid profile member is a 422 naming it, as a PUT
+        // of the same profile is.
+        do { profile = try WidgetProfile(strings: strings) } catch { throw Problem.invalidProfile(error) }
         var applied = LintProfile(stated: profile)
         applied.inferred = inferred
         let source = !overrides.isEmpty ? "query" : inferred.isEmpty ? "stored" : "inferred"

@@ -41,6 +41,9 @@ public struct JournalExpectation: Sendable {
     public var warningsPresent: [String] = []
     public var warningsAbsent: [String] = []
 
+    /// The most payload criteria (pointers of `payload`, `payloadContains`, `payloadMatches` together).
+    public static let maxPayloadCriteria = 16
+
     /// The members an expectation may have.
     public static let memberNames = [
         "group", "kind", "result", "since", "count", "payload", "payloadContains", "payloadMatches", "warnings",
@@ -97,6 +100,9 @@ public struct JournalExpectation: Sendable {
             guard let pointer = JSONPointer(text) else {
                 throw ExpectationError(name, "'\(text)' is not a JSON Pointer (RFC 6901), such as /quotes/0/text.")
             }
+            guard equal.count + contains.count + matches.count < Self.maxPayloadCriteria else {
+                throw ExpectationError(name, "An expectation has at most \(Self.maxPayloadCriteria) payload criteria.")
+            }
             switch name {
             case "payload": equal.append((pointer, text, Array(expected.compactBytes)))
             case "payloadContains": contains.append((pointer, text, try Self.string(expected, name)))
@@ -115,6 +121,13 @@ public struct JournalExpectation: Sendable {
             }
             let codes = list.elements.compactMap(\.stringValue)
             guard codes.count == list.count else { throw ExpectationError("warnings", "Warning codes are strings.") }
+            // A misspelt code would make an "absent" check that can never fail.
+            if let unknown = codes.first(where: { LintCode(rawValue: $0) == nil }) {
+                throw ExpectationError(
+                    "warnings",
+                    "'\(unknown)' is not a warning code; they are "
+                        + LintCode.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+            }
             if name == "present" { warningsPresent = codes } else { warningsAbsent = codes }
         }
     }

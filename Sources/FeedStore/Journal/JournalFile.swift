@@ -13,6 +13,8 @@ import Darwin
 /// seen by all. Lines are not flushed one by one: a crash of the process loses nothing written,
 /// a power loss may lose the last entries (the generations themselves are durable).
 public struct JournalFile: Sendable {
+    /// The store's root the journal is kept under.
+    public let root: String
     /// The journal's folder.
     public let directory: String
     /// The size past which the current file becomes the previous one.
@@ -25,6 +27,7 @@ public struct JournalFile: Sendable {
 
     /// The journal of the store at `root`, rotated at `maxFileBytes` (two files are kept).
     public init(root: String, maxFileBytes: Int = 4 << 20) {
+        self.root = root
         directory = (root.hasSuffix("/") ? root : root + "/") + Self.folderName
         self.maxFileBytes = maxFileBytes
     }
@@ -33,23 +36,24 @@ public struct JournalFile: Sendable {
     var previous: String { directory + "/journal.1.jsonl" }
     var lockFile: String { directory + "/journal.lock" }
 
+    /// Why the journal failed, in words a client may read: paths relative to the root.
+    public func reason(_ error: any Error) -> String {
+        (error as? FileSystemError).map { "\($0.relativized(to: root))" } ?? "\(error)"
+    }
+
     /// Appends `entry` as one line, rotating first when the line would take the current file
     /// past `maxFileBytes`. Throws when the lock is held past `lockWaitMs` or the disk refuses.
     public func append(_ entry: JournalEntry) throws {
         var line = entry.line + [0x0A]
         try underLock {
-            let fd = try Syscall.run("open", current) {
-                open(current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            }
+            let fd = try openForAppend()
             var size = stat()
             _ = try? Syscall.run("fstat", current) { fstat(fd, &size) }
             var descriptor = fd
             if Int(size.st_size) + line.count > maxFileBytes, size.st_size > 0 {
                 try? Syscall.close(fd, current)
                 _ = try Syscall.run("rename", current) { rename(current, previous) }
-                descriptor = try Syscall.run("open", current) {
-                    open(current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-                }
+                descriptor = try openForAppend()
             }
             defer { try? Syscall.close(descriptor, current) }
             // A line a crash cut short has no newline: end it, or this entry would join it.
@@ -67,19 +71,33 @@ public struct JournalFile: Sendable {
         }
     }
 
-    /// Every entry in both files, oldest first; lines that are not entries (a line torn by a
-    /// crash) are skipped. At most `2 × maxFileBytes` are read.
-    public func entries() throws -> [JournalEntry] {
-        try underLock {
-            var entries: [JournalEntry] = []
-            for path in [previous, current] {
-                guard let bytes = try read(path) else { continue }
-                for line in bytes.split(separator: 0x0A) {
-                    if let entry = JournalEntry(line: line) { entries.append(entry) }
-                }
-            }
-            return entries
+    /// The current file for appending: never waits (a FIFO put there opens at once) and must be a
+    /// regular file, or a write could block with the lock held.
+    private func openForAppend() throws -> Int32 {
+        let fd = try Syscall.run("open", current) {
+            open(current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
         }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            try? Syscall.close(fd, current)
+            throw FileSystemError(kind: .other, operation: "append (not a regular file)", path: current)
+        }
+        return fd
+    }
+
+    /// Every entry in both files, oldest first; lines that are not entries (a line torn by a
+    /// crash) are skipped. The files' bytes are copied under the lock (at most `maxFileBytes` and a
+    /// line each: the newest of a file grown past that by hand) and parsed after it, so an append
+    /// never waits for a parse.
+    public func entries() throws -> [JournalEntry] {
+        let files = try underLock { try [previous, current].compactMap { try read($0) } }
+        var entries: [JournalEntry] = []
+        for bytes in files {
+            for line in bytes.split(separator: 0x0A) {
+                if let entry = JournalEntry(line: line) { entries.append(entry) }
+            }
+        }
+        return entries
     }
 
     /// Removes both files (a test's set-up).
@@ -103,16 +121,23 @@ public struct JournalFile: Sendable {
         _ = try Syscall.run("fstat", path) { fstat(fd, &info) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         let limit = maxFileBytes + JournalEntry.maxPayloadBytes * 2
-        var bytes = [UInt8](repeating: 0, count: min(Int(info.st_size), limit))
+        let size = Int(info.st_size)
+        // The newest lines of a file grown past its bound (by hand): its end, from a line start.
+        let start = max(0, size - limit)
+        var bytes = [UInt8](repeating: 0, count: size - start)
         var filled = 0
         while filled < bytes.count {
             let got = try bytes.withUnsafeMutableBytes { buffer in
-                try Syscall.run("read", path) { journalRead(fd, buffer.baseAddress! + filled, buffer.count - filled) }
+                try Syscall.run("pread", path) {
+                    pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(start + filled))
+                }
             }
             if got == 0 { break }
             filled += got
         }
-        return Array(bytes.prefix(filled))
+        let read = bytes.prefix(filled)
+        guard start > 0, let newline = read.firstIndex(of: 0x0A) else { return Array(read) }
+        return Array(read[(newline + 1)...])
     }
 
     /// Runs `body` holding the journal's lock, made with its folder when missing; waits
@@ -133,9 +158,4 @@ public struct JournalFile: Sendable {
         }
         return try body()
     }
-}
-
-/// `read(2)` (the name is taken inside `JournalFile`).
-private func journalRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
 }

@@ -19,30 +19,35 @@ public struct JournalVerification: Sendable {
     /// Near misses reported at most.
     public static let maxNearMisses = 5
 
-    /// Checks `expectation` against `entries` (any order; reported newest first).
+    /// Checks `expectation` against `entries` (any order; reported newest first). Misses are
+    /// ranked by how many criteria they fail; only the closest few get their sentences written.
     public init(_ expectation: JournalExpectation, entries: [JournalEntry]) {
-        var misses: [NearMiss] = []
+        var closest: [(misses: Int, entry: JournalEntry)] = []
         for entry in entries.sorted(by: { $0.at > $1.at }) {
-            let differences = Self.differences(entry, expectation)
-            if differences.isEmpty {
+            let misses = Self.differences(entry, expectation, describing: false).count
+            guard misses > 0 else {
                 matched.append(entry)
-            } else {
-                misses.append(NearMiss(entry: entry, differences: differences))
+                continue
             }
+            // Kept sorted by misses, the newest first among equals (the order of this loop).
+            guard closest.count < Self.maxNearMisses || misses < closest[closest.count - 1].misses else { continue }
+            let position = closest.firstIndex { $0.misses > misses } ?? closest.count
+            closest.insert((misses, entry), at: position)
+            if closest.count > Self.maxNearMisses { closest.removeLast() }
         }
         holds = expectation.count.holds(matched.count)
         if !holds {
-            // Stable: among equally close entries, the newest (the order above) first.
-            nearMisses = Array(
-                misses.enumerated().sorted {
-                    ($0.element.differences.count, $0.offset) < ($1.element.differences.count, $1.offset)
-                }
-                .prefix(Self.maxNearMisses).map(\.element))
+            nearMisses = closest.map { NearMiss(entry: $0.entry, differences: Self.differences($0.entry, expectation)) }
         }
     }
 
-    /// Every way `entry` fails `expectation`; empty when it matches.
-    static func differences(_ entry: JournalEntry, _ expectation: JournalExpectation) -> [String] {
+    /// Every way `entry` fails `expectation`; empty when it matches. Without `describing`, each
+    /// miss is an empty string (counted, not written).
+    static func differences(
+        _ entry: JournalEntry, _ expectation: JournalExpectation, describing: Bool = true
+    )
+        -> [String]
+    {
         var found: [String] = []
         if let group = expectation.group, entry.group != group { found.append("group is \(entry.group), not \(group)") }
         if let kind = expectation.kind, entry.kind != kind {
@@ -58,11 +63,13 @@ public struct JournalVerification: Sendable {
         for code in expectation.warningsAbsent where entry.warnings.contains(code) {
             found.append("warning \(code) is present")
         }
-        found += payloadDifferences(entry, expectation)
+        found += payloadDifferences(entry, expectation, describing: describing)
         return found
     }
 
-    private static func payloadDifferences(_ entry: JournalEntry, _ expectation: JournalExpectation) -> [String] {
+    private static func payloadDifferences(
+        _ entry: JournalEntry, _ expectation: JournalExpectation, describing: Bool
+    ) -> [String] {
         let criteria = expectation.equal.count + expectation.contains.count + expectation.matches.count
         guard criteria > 0 else { return [] }
         guard let bytes = entry.payload, let payload = try? JSONDocument(canonical: bytes).root else {
@@ -76,20 +83,23 @@ public struct JournalVerification: Sendable {
                 continue
             }
             guard let expected = try? JSONDocument.parse(value).root, Self.equal(actual, expected) else {
-                found.append("\(text) is \(shown(actual.compactBytes)), not \(shown(value[...]))")
+                found.append(describing ? "\(text) is \(shown(actual.compactBytes)), not \(shown(value[...]))" : "")
                 continue
             }
         }
         for (pointer, text, part) in expectation.contains {
             let actual = pointer.resolve(in: payload)?.stringValue
             if actual?.contains(part) != true {
-                found.append("\(text) \(describe(actual)) does not contain \"\(part)\"")
+                found.append(describing ? "\(text) \(describe(actual)) does not contain \"\(part)\"" : "")
             }
         }
         for (pointer, text, pattern) in expectation.matches {
             let actual = pointer.resolve(in: payload)?.stringValue
             if actual.map(pattern.matches) != true {
-                found.append("\(text) \(describe(actual)) does not match \(pattern.pattern)")
+                let long = (actual?.utf8.count ?? 0) > PayloadPattern.maxTextBytes
+                let why =
+                    long ? " (longer than \(PayloadPattern.maxTextBytes) bytes, which no pattern is applied to)" : ""
+                found.append(describing ? "\(text) \(describe(actual)) does not match \(pattern.pattern)\(why)" : "")
             }
         }
         return found

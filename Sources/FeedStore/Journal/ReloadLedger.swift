@@ -51,12 +51,15 @@ public struct ReloadLedger: Sendable {
                 && [.publish, .restore, .seed].contains(entry.kind)
         }.sorted { $0.at < $1.at }
         var granted: [Int64] = []
+        var windowStart = 0  // the first of `granted` still inside the window of the publish at hand
         var shown: String?
         var staleSince: Int64?
         var missed: String?
         for entry in asks {
-            // Reloads still inside the window that ends at this publish.
-            let recent = granted.reversed().prefix { entry.at - $0 < Self.windowMs }.count
+            // Reloads still inside the window that ends at this publish (publishes come in order,
+            // so the window's start only moves forward: one pass, whatever the budget).
+            while windowStart < granted.count, entry.at - granted[windowStart] >= Self.windowMs { windowStart += 1 }
+            let recent = granted.count - windowStart
             let outcome: IOSOutcome = recent < budget ? .reloaded : .overBudget
             if outcome == .reloaded {
                 granted.append(entry.at)
