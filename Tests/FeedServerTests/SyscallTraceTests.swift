@@ -40,13 +40,7 @@ import Testing
             "rename \(group)/current.json.tmp -> \(group)/current.json",
             "fsync \(group)",
         ]
-        var position = -1
-        for step in order {
-            let found = try #require(
-                events.firstIndex(of: step, after: position),
-                "\(step) missing or out of order in:\n\(events.lines.joined(separator: "\n"))")
-            position = found
-        }
+        try events.expectInOrder(order)
     }
 }
 
@@ -65,16 +59,10 @@ import Testing
         kill(server, SIGTERM)
         #expect(traced.waitForExit() != nil)
         let events = try SyscallLog(contentsOf: trace)
-        var position = -1
-        for step in [
+        try events.expectInOrder([
             "fsync \(root)/g/profile.json.tmp", "rename \(root)/g/profile.json.tmp -> \(root)/g/profile.json",
             "fsync \(root)/g",
-        ] {
-            let found = try #require(
-                events.firstIndex(of: step, after: position),
-                "\(step) missing or out of order in:\n\(events.lines.joined(separator: "\n"))")
-            position = found
-        }
+        ])
     }
 }
 
@@ -219,5 +207,15 @@ struct SyscallLog {
 
     func firstIndex(of line: String, after position: Int) -> Int? {
         lines.indices.first { $0 > position && lines[$0] == line }
+    }
+
+    /// Requires every one of `steps` in the log, each after the one before.
+    func expectInOrder(_ steps: [String]) throws {
+        var position = -1
+        for step in steps {
+            position = try #require(
+                firstIndex(of: step, after: position),
+                "\(step) missing or out of order in:\n\(lines.joined(separator: "\n"))")
+        }
     }
 }

@@ -511,8 +511,8 @@ function renderReloads(r) {
     return item;
   });
   const spans = r.staleSpans.map((s) => {
-    const span = element("div", "stale"), ongoing = s.to >= r.now;
-    const label = `Stale from ${clock(s.from)} to ${ongoing ? "now" : clock(s.to)} (${duration(s.to - s.from)}): iPhones showed ${s.showing ?? "no generation"}, not ${s.missed ?? "the newest"}`;
+    const span = element("div", "stale"), stillStale = s.to >= r.now;
+    const label = `Stale from ${clock(s.from)} to ${stillStale ? "now" : clock(s.to)} (${duration(s.to - s.from)}): iPhones showed ${s.showing ?? "no generation"}, not ${s.missed ?? "the newest"}`;
     span.title = label;
     for (const [name, value] of [["role", "img"], ["aria-label", label]]) span.setAttribute(name, value);
     // Anchored at its end, at least 4 px wide: a span of seconds in a day stays visible.

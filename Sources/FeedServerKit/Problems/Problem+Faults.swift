@@ -18,20 +18,6 @@ extension Problem {
         )
     }
 
-    /// 415 for a fault order that is not JSON.
-    static var unsupportedFaultType: Problem {
-        Problem(
-            status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-            detail: "Send the fault as application/json, for example {\"kind\":\"corrupt-feed\"}.")
-    }
-
-    /// 413 for a fault order over its limit.
-    static func faultOrderTooLarge(bytes: Int, limit: Int) -> Problem {
-        Problem(
-            status: 413, type: "body-too-large", title: "Request body too large",
-            detail: "A fault order has \(bytes) bytes; the limit is \(limit).")
-    }
-
     /// 400 for a fault order whose members are wrong.
     static func invalidFault(_ detail: String) -> Problem { .badRequest("invalid-fault", "Invalid fault", detail) }
 

@@ -23,20 +23,6 @@ extension Problem {
             extensions: error.member.isEmpty ? [] : [("member", .string(error.member))])
     }
 
-    /// 415 for an expectation sent as anything but JSON.
-    static var unsupportedExpectationType: Problem {
-        Problem(
-            status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-            detail: "Send the expectation as application/json, for example {\"group\":\"g\",\"kind\":\"publish\"}.")
-    }
-
-    /// 413 for an expectation over its limit.
-    static func expectationTooLarge(bytes: Int, limit: Int) -> Problem {
-        Problem(
-            status: 413, type: "body-too-large", title: "Request body too large",
-            detail: "An expectation has \(bytes) bytes; the limit is \(limit).")
-    }
-
     /// 422 when the journal does not hold what was expected: how many matched, and the entries
     /// that came closest with what differed.
     static func verificationFailed(_ verification: JournalVerification, expected: JournalExpectation.Count) -> Problem {

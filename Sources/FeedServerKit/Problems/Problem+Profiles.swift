@@ -23,18 +23,4 @@ extension Problem {
             status: 500, type: "unreadable-profile", title: "Stored profile unreadable",
             detail: error.detail + " PUT a new profile or DELETE it.")
     }
-
-    /// 415 for a profile sent as anything but JSON.
-    static var unsupportedProfileType: Problem {
-        Problem(
-            status: 415, type: "unsupported-media-type", title: "Unsupported media type",
-            detail: "Send the profile as application/json, for example {\"items\":\"/quotes\",\"title\":\"/text\"}.")
-    }
-
-    /// 413 for a profile over its limit.
-    static func profileTooLarge(bytes: Int, limit: Int) -> Problem {
-        Problem(
-            status: 413, type: "body-too-large", title: "Request body too large",
-            detail: "A profile has \(bytes) bytes; the limit is \(limit).")
-    }
 }

@@ -24,23 +24,19 @@ struct FaultRoutes: Sendable {
         return [
             Route(
                 Self.template, methods: ["POST": { routed throws(Problem) in try inject(routed, lab: lab) }],
-                bodies: ["POST": orderBodies], offloaded: ["POST"])
+                bodies: ["POST": Self.order.policy], offloaded: ["POST"])
         ]
     }
 
-    /// A fault order is a small JSON object: judged from the head, kept in memory.
-    private var orderBodies: BodyPolicy {
-        BodyPolicy(
-            limits: ["application/json": 64 << 10], unsupported: { _ in .unsupportedFaultType },
-            tooLarge: { bytes, limit in .faultOrderTooLarge(bytes: bytes, limit: limit) })
-    }
+    /// A fault order is a small JSON object.
+    static let order = SmallJSONBody(name: "a fault order", example: #"{"kind":"corrupt-feed"}"#, limit: 64 << 10)
 
     func inject(_ routed: RoutedRequest, lab: FaultLab) throws(Problem) -> HTTPResponse {
         let group = routed.parameters[0]
         if let reason = SafeName.problem(with: group) {
             throw Problem(PublishError.invalidGroupName(group, reason: reason))
         }
-        guard routed.request.mediaType == "application/json" else { throw Problem.unsupportedFaultType }
+        try Self.order.requireJSON(routed.request)
         let order = try FaultOrder.parse(routed.request.body, limits: store.configuration.payloadLimits)
         let outcome = try lab.inject(store: store, order.request, group: group, seconds: order.seconds)
         metrics.recordFault(outcome.kind)

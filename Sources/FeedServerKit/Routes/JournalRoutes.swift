@@ -21,16 +21,13 @@ struct JournalRoutes: Sendable {
                 ], offloaded: ["GET", "DELETE"]),
             Route(
                 Self.verifyTemplate, methods: ["POST": { routed throws(Problem) in try verify(routed) }],
-                bodies: ["POST": expectationBodies], offloaded: ["POST"]),
+                bodies: ["POST": Self.expectation.policy], offloaded: ["POST"]),
         ]
     }
 
-    /// An expectation is a small JSON object: judged from the head, kept in memory.
-    private var expectationBodies: BodyPolicy {
-        BodyPolicy(
-            limits: ["application/json": 64 << 10], unsupported: { _ in .unsupportedExpectationType },
-            tooLarge: { bytes, limit in .expectationTooLarge(bytes: bytes, limit: limit) })
-    }
+    /// An expectation is a small JSON object.
+    static let expectation = SmallJSONBody(
+        name: "an expectation", example: #"{"group":"g","kind":"publish"}"#, limit: 64 << 10)
 
     /// `?group=&kind=&result=&since=&limit=&pageToken=` → `{"entries":[…],"nextPageToken":…}`.
     func list(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
@@ -72,7 +69,7 @@ struct JournalRoutes: Sendable {
     /// `200 {"matched","count","entries"}` when the expectation holds, else `422
     /// verification-failed` with `matched`, `count` and `nearMisses`.
     func verify(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
-        guard routed.request.mediaType == "application/json" else { throw Problem.unsupportedExpectationType }
+        try Self.expectation.requireJSON(routed.request)
         let expectation: JournalExpectation
         do { expectation = try JournalExpectation(json: routed.request.body) } catch {
             throw Problem.invalidExpectation(error)

@@ -18,16 +18,13 @@ struct ProfileRoutes: Sendable {
                     "GET": { routed throws(Problem) in try read(routed) },
                     "PUT": { routed throws(Problem) in try write(routed) },
                     "DELETE": { routed throws(Problem) in try remove(routed) },
-                ], bodies: ["PUT": profileBodies], offloaded: ["GET", "PUT", "DELETE"])
+                ], bodies: ["PUT": Self.body.policy], offloaded: ["GET", "PUT", "DELETE"])
         ]
     }
 
-    /// A profile is a small JSON object: judged from the head, kept in memory.
-    private var profileBodies: BodyPolicy {
-        BodyPolicy(
-            limits: ["application/json": WidgetProfile.maxBytes], unsupported: { _ in .unsupportedProfileType },
-            tooLarge: { bytes, limit in .profileTooLarge(bytes: bytes, limit: limit) })
-    }
+    /// A profile is a small JSON object.
+    static let body = SmallJSONBody(
+        name: "a profile", example: #"{"items":"/quotes","title":"/text"}"#, limit: WidgetProfile.maxBytes)
 
     /// The stored profile, with a strong ETag of its bytes (`If-None-Match` → 304).
     func read(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
@@ -39,7 +36,7 @@ struct ProfileRoutes: Sendable {
     /// Stores the profile sent: 201 when the group had none, 200 when it replaced one.
     func write(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let group = try validGroup(routed)
-        guard routed.request.mediaType == "application/json" else { throw Problem.unsupportedProfileType }
+        try Self.body.requireJSON(routed.request)
         let profile: WidgetProfile
         do { profile = try WidgetProfile(json: routed.request.body) } catch { throw Problem.invalidProfile(error) }
         let created: Bool

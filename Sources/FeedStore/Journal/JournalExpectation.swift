@@ -153,19 +153,5 @@ public struct JournalExpectation: Sendable {
     }
 }
 
-/// Why an expectation is refused: the member concerned (`""` for the whole) and a sentence.
-public struct ExpectationError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The member concerned.
-    public let member: String
-    /// What is wrong.
-    public let detail: String
-
-    /// An error about `member`.
-    public init(_ member: String, _ detail: String) {
-        self.member = member
-        self.detail = detail
-    }
-
-    /// The detail.
-    public var description: String { detail }
-}
+/// Why an expectation is refused.
+public typealias ExpectationError = MemberError

@@ -158,9 +158,10 @@ public struct WidgetProfile: Sendable, Equatable {
     }
 }
 
-/// Why a profile is refused: the member concerned (`""` for the whole) and a sentence.
-public struct ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The member concerned, `""` for the profile as a whole.
+/// Why a JSON document a client sends (a widget profile, a journal expectation) is refused: the
+/// member concerned (`""` for the whole) and a sentence saying what is wrong.
+public struct MemberError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The member concerned, `""` for the document as a whole.
     public let member: String
     /// What is wrong and how to write it.
     public let detail: String
@@ -174,3 +175,6 @@ public struct ProfileError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The detail.
     public var description: String { detail }
 }
+
+/// Why a profile is refused.
+public typealias ProfileError = MemberError
