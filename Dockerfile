@@ -98,11 +98,13 @@ RUN swift build -c release --product feed-server --static-swift-stdlib \
 
 FROM ${RUNTIME_IMAGE} AS runtime
 COPY --from=vips /runtime/ /
-# curl is for the health check (and compose's seeding publisher); nothing here speaks TLS.
+# curl is for the health check (and compose's seeding publisher); nothing here speaks TLS. tzdata:
+# the timeline reads IANA zones' rules from /usr/share/zoneinfo (TZif), without ICU.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libmicrohttpd12 libssl3 libglib2.0-0 libexpat1 libjpeg62-turbo libpng16-16 libexif12 \
       liblcms2-2 libimagequant0 liborc-0.4-0 libwebp7 libwebpmux3 libwebpdemux2 libde265-0 libstdc++6 curl \
+      tzdata \
  && apt-get clean && rm -rf /var/lib/apt/lists/* \
  && ldconfig \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin feed \

@@ -229,6 +229,10 @@ def main():
     check(status in (200, 201), "JSON publish with the token", str(status))
     status, _, answer = request("GET", base + "/feeds/demo")
     check(status == 200 and json.loads(answer).get("payload") == feed, "JSON feed read back", answer[:200])
+    # 2026-10-25 from local midnight in Berlin: the clocks go back at 03:00, from the image's tzdata.
+    status, _, timeline = request("GET", base + "/feeds/demo/timeline?zone=Europe/Berlin&hours=4&start=1792879200000")
+    offsets = [entry.get("zoneOffsetSeconds") for entry in json.loads(timeline).get("entries", [])] if status == 200 else []
+    check(offsets == [7200, 7200, 7200, 3600], "an IANA zone's daylight-saving change in the timeline", f"{status} {offsets}")
 
     refused = refused_formats()
     payload, published, answer = publish_photos(base, token, refused)

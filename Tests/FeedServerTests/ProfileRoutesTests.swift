@@ -35,6 +35,11 @@ import Testing
             let onDisk = try String(contentsOfFile: server.store.root + "/quotes/profile.json", encoding: .utf8)
             #expect(onDisk == Self.profile + "\n")
             #expect((try client.get("/feeds").json["groups"] as? [Any])?.isEmpty == true, "a profile alone is no feed")
+            // WidgetBridge's reader reads a group folder with a profile unchanged.
+            let published = try Self.publishReadmeExample(client)
+            let id = try #require(published.json["generationId"] as? String)
+            #expect(ReferenceReader.read(group: server.store.root + "/quotes", schemaVersion: 1).served == id)
+            #expect(try client.request("DELETE", "/feeds/quotes").status == 204)
             #expect(try client.put("/feeds/quotes/profile", json: #"{"items":"/quotes"}"#).status == 200)
             #expect(try client.request("DELETE", "/feeds/quotes/profile").status == 204)
             #expect(try client.get("/feeds/quotes/profile").status == 404)
