@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 seconds="${1:-30}"
 shift || true
-all_targets=(json format routing etags parameters multipart archive profile)
+all_targets=(json format routing etags parameters multipart archive profile expectation)
 targets=("${@:-${all_targets[@]}}")
 
 scratch=.build-fuzz

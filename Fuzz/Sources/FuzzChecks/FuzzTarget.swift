@@ -27,7 +27,7 @@ public enum FuzzTargets {
     public static let all: [FuzzTarget] = [
         JSONTarget.target, FormatTarget.target, RoutingTarget.target,
         EntityTagTarget.target, ParameterTarget.target, MultipartTarget.target, ArchiveTarget.target,
-        ProfileTarget.target,
+        ProfileTarget.target, ExpectationTarget.target,
     ]
 
     /// The target called `name`.
