@@ -47,11 +47,13 @@ public final class PayloadPattern: @unchecked Sendable {  // regexec on a compil
     }
 
     /// Why a pattern's shape is refused, nil when it is not: a back-reference, a bound over
-    /// `maxRepetition`, or a repeated group that repeats or alternates inside.
+    /// `maxRepetition`, a repetition of a repetition, or a repeated group that repeats or
+    /// alternates inside.
     static func shapeProblem(_ bytes: [UInt8]) -> String? {
         // Per open group: whether it holds a repetition or an alternation, nested groups included.
         var groups: [Bool] = [false]
         var closed: Bool?  // the group just closed, while the next byte may repeat it
+        var repeated = false  // whether the last token was a repetition (`x+`, `x{3}`)
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
@@ -59,6 +61,9 @@ public final class PayloadPattern: @unchecked Sendable {  // regexec on a compil
                 byte == UInt8(ascii: "*") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "?")
                 || byte == UInt8(ascii: "{")
             if repeats {
+                // `x++…{255}` stacks repetitions as nesting does: glibc compiles it to gigabytes.
+                if repeated { return "repeats a repetition; write each repetition once" }
+                repeated = true
                 if closed == true {
                     return "repeats a group that repeats or alternates inside; write it without nesting"
                 }
@@ -77,6 +82,7 @@ public final class PayloadPattern: @unchecked Sendable {  // regexec on a compil
                 continue
             }
             closed = nil
+            repeated = false
             switch byte {
             case UInt8(ascii: "\\"):
                 if index + 1 < bytes.count, (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(bytes[index + 1]) {
