@@ -85,7 +85,9 @@ import Testing
         }
         #expect(throws: Never.self) { try PayloadPattern("20[0-9]{2}-(0[1-9]|1[0-2])") }
         #expect(throws: Never.self) { try PayloadPattern("(ab)+[(|]*c{1,255}") }
-        for slow in ["(a|aa)*b", "((a{255}){255}){10}", "(a{1,255}){1,20}b", "((ab)*)+", "(a+)+$", "x+++{255}", "(ab){9}{9}"] {
+        for slow in [
+            "(a|aa)*b", "((a{255}){255}){10}", "(a{1,255}){1,20}b", "((ab)*)+", "(a+)+$", "x+++{255}", "(ab){9}{9}",
+        ] {
             #expect(throws: ExpectationError.self, "\(slow)") { try PayloadPattern(slow) }
         }
         #expect(throws: ExpectationError.self) {
