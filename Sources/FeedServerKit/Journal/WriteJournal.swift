@@ -51,35 +51,38 @@ final class WriteJournal: Sendable {
             SafeName.isGroupName(group)
         else { return }
         let request = routed.request
-        let facts = response.annotation as? JournalFacts
-        var entry = JournalEntry(
-            at: clock.nowEpochMs(), kind: kind, result: facts?.result ?? "refused", group: group,
-            status: response.status)
-        entry.generationId = facts?.generationId
-        entry.fingerprint = facts?.fingerprint
-        entry.warnings = facts?.warnings ?? problem.map(Self.warningCodes) ?? []
-        entry.schemaVersion = facts?.schemaVersion
-        entry.visible = facts?.visible
+        // A refusal has no facts: the journal takes what the request and the problem show.
+        let facts =
+            response.annotation as? JournalFacts
+            ?? JournalFacts(
+                result: "refused", warnings: problem.map(Self.warningCodes) ?? [],
+                payload: Self.sentPayload(request, kind: kind))
+        var entry = entry(kind, group: group, status: response.status, facts: facts)
         entry.problem = problem.map { String($0.type) }
-        entry.requestId = request.headers["X-Request-Id"].flatMap(Self.sane)
+        entry.requestId = request.headers["X-Request-Id"].flatMap(RequestID.sane)
         entry.client = request.clientAddress
         entry.userAgent = request.headers["User-Agent"].map { String(decoding: $0.utf8.prefix(256), as: UTF8.self) }
-        if let payload = facts?.payload ?? Self.sentPayload(request, kind: kind) { entry.keep(payload: payload) }
         append(entry)
     }
 
     /// Records a write made without a request: a seed folder's publish, the offline CLI's.
     func record(kind: JournalEntry.Kind, group: String, client: String, facts: JournalFacts, problem: String? = nil) {
-        var entry = JournalEntry(at: clock.nowEpochMs(), kind: kind, result: facts.result, group: group, status: 0)
+        var entry = entry(kind, group: group, status: 0, facts: facts)
+        entry.problem = problem
+        entry.client = client
+        append(entry)
+    }
+
+    /// An entry of `facts`, stamped now.
+    private func entry(_ kind: JournalEntry.Kind, group: String, status: Int, facts: JournalFacts) -> JournalEntry {
+        var entry = JournalEntry(at: clock.nowEpochMs(), kind: kind, result: facts.result, group: group, status: status)
         entry.generationId = facts.generationId
         entry.fingerprint = facts.fingerprint
         entry.warnings = facts.warnings
         entry.schemaVersion = facts.schemaVersion
         entry.visible = facts.visible
-        entry.problem = problem
-        entry.client = client
         if let payload = facts.payload { entry.keep(payload: payload) }
-        append(entry)
+        return entry
     }
 
     /// Appends, or says in the log that an entry was lost (the write itself stands).
@@ -104,10 +107,5 @@ final class WriteJournal: Sendable {
     private static func warningCodes(_ problem: Problem) -> [String] {
         let warnings = problem.extensions.first { $0.0 == "warnings" }?.1.arrayValue ?? []
         return warnings.compactMap { $0["code"]?.stringValue }
-    }
-
-    /// An `X-Request-Id` worth keeping (the transport's own rule: 1 to 64 safe characters).
-    private static func sane(_ value: String) -> String? {
-        (1...64).contains(value.utf8.count) && SafeName.isSafe(value) ? value : nil
     }
 }

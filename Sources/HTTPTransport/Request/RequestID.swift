@@ -17,8 +17,12 @@ package enum RequestID {
     /// The client's `X-Request-Id` when it is sane (1 to 64 of `A-Z a-z 0-9 - _ .`), else nil.
     package static func sane(_ clientSupplied: UnsafePointer<CChar>?) -> String? {
         guard let clientSupplied else { return nil }
-        let value = String(cString: clientSupplied)
-        return (1...64).contains(value.utf8.count) && value.utf8.allSatisfy(isAllowed) ? value : nil
+        return sane(String(cString: clientSupplied))
+    }
+
+    /// The same for a value already read (the write journal's).
+    package static func sane(_ value: String) -> String? {
+        (1...64).contains(value.utf8.count) && value.utf8.allSatisfy(isAllowed) ? value : nil
     }
 
     /// A new id for a request that brought none (access log only).
