@@ -362,8 +362,7 @@ def check_read_token():
         check("the feed list uses the tab's token too", wait_for(lambda: "g" in [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#groups a")], 5))
         driver.execute_script("sessionStorage.clear()")
     finally:
-        guarded.terminate()
-        guarded.wait()
+        stop_server(guarded)
     logged = open(log_path).read()
     check("the server logged the event stream", "GET /feeds/g/events 200" in logged, logged[-500:])
     check("the access log never shows the token", reader not in logged and "access_token" not in logged)
@@ -375,6 +374,13 @@ def start_server(name, *flags):
         process = subprocess.Popen([binary, "--port", "0", "--root", os.path.join(root, name), "--access-log", "off", *flags], stderr=log, text=True)
     wait_for(lambda: "listening on" in open(log_path).read(), 10)
     return process, re.search(r"listening on (http://\S+)", open(log_path).read()).group(1)
+
+def stop_server(process):
+    """Leaves the server's pages first: a page still open would retry its event stream against the
+    stopped server, and Chromium would log the refused connection as a console error."""
+    driver.get("about:blank")
+    process.terminate()
+    process.wait()
 
 def check_reloads():
     """--ios-reload-budget 2 and a profile that shows /quotes' /text: four publishes, the second
@@ -431,8 +437,7 @@ def check_reloads():
             set_control("theme", theme)
             check_axe(f"/preview/r with the reload strip ({theme} theme)")
     finally:
-        budgeted.terminate()
-        budgeted.wait()
+        stop_server(budgeted)
     unjournaled, quiet_base = start_server("no-journal", "--journal", "off")
     try:
         publish({"quotes": [{"text": "one"}]}, {}, group="q", server_base=quiet_base)
@@ -441,8 +446,7 @@ def check_reloads():
         check("with --journal off the section says there is no reload history, and draws no strip",
               wait_for(lambda: "--journal off" in summary(), 5) and not driver.find_element(By.ID, "reloads-strip").is_displayed(), summary())
     finally:
-        unjournaled.terminate()
-        unjournaled.wait()
+        stop_server(unjournaled)
 
 options = webdriver.ChromeOptions()
 options.binary_location = "/usr/bin/chromium"
