@@ -116,6 +116,11 @@ int CMicroHTTPD_client_address(struct MHD_Connection *connection, char *buffer, 
     return inet_ntop(address->sa_family, bytes, buffer, (socklen_t)size) != NULL;
 }
 
+const struct sockaddr *CMicroHTTPD_client_sockaddr(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info ? info->client_addr : NULL;
+}
+
 void *CMicroHTTPD_connection_context(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info ? info->socket_context : NULL;

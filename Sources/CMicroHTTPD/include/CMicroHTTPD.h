@@ -69,6 +69,12 @@ int CMicroHTTPD_set_cork(struct MHD_Connection *connection, int on);
 /// Exists because MHD_get_connection_info is variadic and the address is a `sockaddr` to format.
 int CMicroHTTPD_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
 
+/// The client's address as libmicrohttpd holds it (NULL when it has none), valid while the
+/// connection lives: read in place on every answer, so nothing is formatted until asked.
+///
+/// Exists because MHD_get_connection_info is variadic.
+const struct sockaddr *CMicroHTTPD_client_sockaddr(struct MHD_Connection *connection);
+
 /// The per-connection slot set by the notify-connection callback (`socket_context`).
 ///
 /// Exists because MHD_get_connection_info is variadic.

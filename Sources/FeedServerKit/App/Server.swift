@@ -67,7 +67,10 @@ final class Server: Sendable {
         self.pool = pool
         // With a read token every read answer says `private`, decided once for the caches' answers.
         let caching = ReadCaching(isPrivate: options.readToken != nil)
-        let cache = FeedResponseCache(store: store, budgetBytes: options.readCacheBytes, caching: caching)
+        let reads = ReadCounts(since: SystemClock().nowEpochMs())
+        let recent = options.recentRequests > 0 ? RecentRequests(capacity: options.recentRequests) : nil
+        let cache = FeedResponseCache(
+            store: store, budgetBytes: options.readCacheBytes, caching: caching, reads: reads)
         let waiters = try Self.starting("the waiters' watcher") { () throws(ThreadStartError) in
             try Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
         }
@@ -120,7 +123,8 @@ final class Server: Sendable {
         let assets = AssetRoutes(store: store, caching: caching)
         let router = Router(
             routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + timeline.routes
-                + ProfileRoutes(store: store).routes + JournalRoutes(journal: journal).routes
+                + ProfileRoutes(store: store).routes
+                + JournalRoutes(journal: journal, reads: reads, recent: recent).routes
                 + RefreshRoutes(store: store, journal: journal, budget: options.iosReloadBudget, clock: SystemClock())
                 .routes
                 + [assets.route]
@@ -137,7 +141,7 @@ final class Server: Sendable {
         }
         let pipeline = RequestPipeline(
             router: router, authorization: authorization, cors: cors, caching: caching, metrics: metrics, pool: pool,
-            journal: journal)
+            journal: journal, recent: recent)
         do {
             daemon = try HTTPDaemon(settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline)
         } catch {

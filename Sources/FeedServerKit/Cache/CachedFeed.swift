@@ -100,19 +100,21 @@ extension FeedResponseCache {
         let generatedAtEpochMs: Int64
         /// The served generation's schema version.
         let schemaVersion: Int
+        /// Reads answered with this entry's generation (`GET /journal/reads`).
+        let reads: ReadCounts.Tally
         /// The `200` response (built once, and queued as one prepared `MHD_Response`).
         let ok: HTTPResponse
         /// The `304` response, stating the `200`'s `Content-Length` (RFC 9110 §8.6).
         let notModified: HTTPResponse
         /// The prepared `MHD_Response`s of `ok` and `notModified`.
-        let okPrepared = PreparedResponse()
-        let notModifiedPrepared = PreparedResponse()
+        let okPrepared: PreparedResponse
+        let notModifiedPrepared: PreparedResponse
         /// When it was last used, for eviction (the cache's clock, not wall time).
         let lastUse = Atomic<UInt64>(0)
 
         init(
             token: ChangeToken, generation: Generation, rendered: RenderedGeneration, headers: [(String, String)],
-            isFallback: Bool
+            read: FeedRead, reads: ReadCounts.Tally
         ) {
             self.token = token
             entityTag = Conditional.entityTag(generation.fingerprint)
@@ -122,14 +124,23 @@ extension FeedResponseCache {
             schemaVersion = generation.schemaVersion
             self.rendered = rendered
             self.headers = headers
-            self.isFallback = isFallback
+            isFallback = read.isFallback
+            self.reads = reads
+            // The request history names the generation served, and why it is a fallback.
+            let served = ServedVersion(
+                id: generation.id,
+                fallbackReason: read.pointerProblem != nil ? "unusable-pointer" : read.skipped.first?.reason.code)
+            okPrepared = PreparedResponse(served: served)
+            notModifiedPrepared = PreparedResponse(served: served)
             var ok = HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/json")] + headers, shared: rendered.body)
             ok.prepared = okPrepared
+            ok.served = served
             self.ok = ok
             var notModified = HTTPResponse(status: 304, headers: headers)
             notModified.body = .lengthOnly(rendered.body.bytes.count)
             notModified.prepared = notModifiedPrepared
+            notModified.served = served
             self.notModified = notModified
         }
 

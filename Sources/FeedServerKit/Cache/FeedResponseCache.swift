@@ -56,10 +56,16 @@ final class FeedResponseCache: Sendable {
     /// The clock read on hits (an atomic load, no write shared between threads).
     private let clock = Atomic<UInt64>(0)
 
+    /// Where reads of each served generation are counted.
+    let reads: ReadCounts
+
     /// A cache over `store` holding at most `budgetBytes` of renders in at most `capacity` entries.
-    init(store: FeedStore, budgetBytes: Int = defaultBudgetBytes, capacity: Int = 4096, caching: ReadCaching = .shared)
-    {
+    init(
+        store: FeedStore, budgetBytes: Int = defaultBudgetBytes, capacity: Int = 4096, caching: ReadCaching = .shared,
+        reads: ReadCounts = ReadCounts(since: SystemClock().nowEpochMs())
+    ) {
         self.store = store
+        self.reads = reads
         self.budgetBytes = max(0, budgetBytes)
         self.capacity = capacity
         cacheControl = caching.feeds
@@ -162,11 +168,12 @@ final class FeedResponseCache: Sendable {
         let candidate =
             state.withLock { $0.rendered[identity] } ?? RenderedGeneration(group: key.group, generation: generation)
         let headers = headers(key, generation, snapshot)
+        let tally = reads.tally(group: key.group, generationId: generation.id)
         return state.withLock { state in
             let rendered = state.rendered[identity] ?? candidate
             let entry = Entry(
                 token: snapshot.token, generation: generation, rendered: rendered, headers: headers,
-                isFallback: snapshot.read.isFallback)
+                read: snapshot.read, reads: tally)
             Self.remove(key, from: &state)
             guard rendered.footprint <= budgetBytes else { return entry }  // answered, not kept
             if state.entries.count >= capacity, let oldest = Self.leastRecentlyUsed(state) {

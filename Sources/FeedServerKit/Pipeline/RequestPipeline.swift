@@ -4,8 +4,9 @@ import HTTPTransport
 /// What every request goes through, whichever way it is answered: routing, `OPTIONS`,
 /// authorization, the handler (problems it throws caught here, once), `private` on reads that
 /// need or carry a token (`ReadCaching`), CORS headers, the request metrics, counted here and
-/// nowhere else, and the write journal, recorded here for every write that reached its route. (Request ids and the access log are the transport's, so even its own refusals
-/// have them.)
+/// nowhere else, the write journal, recorded here for every write that reached its route, and
+/// the request history (`RecentRequests`), fed with every answer the transport queued. (Request
+/// ids and the access log are the transport's, so even its own refusals have them.)
 ///
 /// A class: the transport holds it as `any HTTPResponder` and calls it on every request, and a
 /// struct of this size would be copied (each of its tables retained and released) on each call.
@@ -20,10 +21,12 @@ final class RequestPipeline: HTTPResponder {
     let pool: WorkPool?
     /// Where writes are recorded (nil: `--journal off`).
     let journal: WriteJournal?
+    /// The last answered requests, for `GET /journal/reads` (nil: none kept).
+    let recent: RecentRequests?
 
     init(
         router: Router, authorization: Authorization, cors: CORSPolicy?, caching: ReadCaching, metrics: Metrics,
-        pool: WorkPool?, journal: WriteJournal? = nil
+        pool: WorkPool?, journal: WriteJournal? = nil, recent: RecentRequests? = nil
     ) {
         self.router = router
         self.authorization = authorization
@@ -32,6 +35,7 @@ final class RequestPipeline: HTTPResponder {
         self.metrics = metrics
         self.pool = pool
         self.journal = journal
+        self.recent = recent
     }
 
     /// Judges a request that carries a body from its head alone, on the first handler call,
@@ -107,6 +111,11 @@ final class RequestPipeline: HTTPResponder {
     /// was sent, and which route would have answered is not kept for a request that went away.
     func requestAbandoned(method: String) {
         count(routeIndex: -1, method: method, status: 499, bytes: 0)
+    }
+
+    /// Every queued answer, as the transport saw it, goes into the request history.
+    func answered(_ request: AnsweredRequest) {
+        recent?.record(request)
     }
 
     private func preflight(_ route: Route) -> HTTPResponse {

@@ -5,8 +5,12 @@ import HTTPTransport
 /// answers `2xx` when the journal holds what a CI step expects and a problem naming the nearest
 /// misses when it does not, so `curl -f` fails the step (docs/recipes.md, "Verify in CI").
 struct JournalRoutes: Sendable {
-    /// Nil with `--journal off`: every route answers `404 journal-off`.
+    /// Nil with `--journal off`: the routes of the write journal answer `404 journal-off`.
     let journal: WriteJournal?
+    /// Feed reads counted per group and generation, kept whatever `--journal` says.
+    let reads: ReadCounts
+    /// The last answered requests (nil: `--recent-requests 0`).
+    let recent: RecentRequests?
 
     /// The verify route, which takes the read token although it is a `POST`.
     static let verifyTemplate = "/journal/verify"
@@ -22,6 +26,9 @@ struct JournalRoutes: Sendable {
             Route(
                 Self.verifyTemplate, methods: ["POST": { routed throws(Problem) in try verify(routed) }],
                 bodies: ["POST": Self.expectation.policy], offloaded: ["POST"]),
+            Route(
+                "/journal/reads", methods: ["GET": { routed throws(Problem) in try readHistory(routed) }],
+                offloaded: ["GET"]),
         ]
     }
 
@@ -59,10 +66,14 @@ struct JournalRoutes: Sendable {
         return .json(200, body, headers: [("Cache-Control", "no-store")])
     }
 
-    /// Empties the journal: `204`.
+    /// Empties the journal, the read counts and the request history: `204` (with `--journal off`
+    /// too, which keeps no journal to empty).
     func clear() throws(Problem) -> HTTPResponse {
-        guard let journal else { throw Problem.journalOff }
-        do { try journal.file.clear() } catch { throw Problem.journalUnavailable(journal.file.reason(error)) }
+        reads.reset(now: SystemClock().nowEpochMs())
+        recent?.clear()
+        if let journal {
+            do { try journal.file.clear() } catch { throw Problem.journalUnavailable(journal.file.reason(error)) }
+        }
         return HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
     }
 

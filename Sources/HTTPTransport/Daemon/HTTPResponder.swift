@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What the transport asks of the application: it answers requests and renders the transport's
 /// own refusals, and it counts every answer it gives (the transport counts nothing).
 package protocol HTTPResponder: Sendable {
@@ -20,6 +26,56 @@ package protocol HTTPResponder: Sendable {
     /// A request ended without an answer: its client went away (mid-body, or while it waited),
     /// so every request is still counted once.
     func requestAbandoned(method: String)
+
+    /// An answer was queued (every answer, refusals and prepared ones included), on the thread
+    /// that queued it: keep it cheap. Its pointers are valid during the call only.
+    func answered(_ request: AnsweredRequest)
+}
+
+extension HTTPResponder {
+    /// Nothing kept by default.
+    package func answered(_ request: AnsweredRequest) {}
+}
+
+/// An answered request as the transport saw it, read in place for `HTTPResponder.answered`.
+package struct AnsweredRequest {
+    /// The method as sent.
+    package let method: UnsafePointer<CChar>
+    /// The path as sent, still percent-encoded, without the query.
+    package let path: UnsafePointer<CChar>
+    /// The status queued.
+    package let status: Int
+    /// The peer's address (nil when libmicrohttpd has none).
+    package let client: UnsafePointer<sockaddr>?
+    /// Which version of the resource the answer carries, when its route said.
+    package let served: ServedVersion?
+
+    /// An answered request (the transport's, or a test's).
+    package init(
+        method: UnsafePointer<CChar>, path: UnsafePointer<CChar>, status: Int, client: UnsafePointer<sockaddr>?,
+        served: ServedVersion?
+    ) {
+        self.method = method
+        self.path = path
+        self.status = status
+        self.client = client
+        self.served = served
+    }
+}
+
+/// Which version of a resource an answer carries (a feed's generation), and why it is not the
+/// newest one when it is not: kept in a request history, never sent.
+package struct ServedVersion: Sendable {
+    /// The version's id.
+    package let id: String
+    /// Why an older version was served (nil: the newest one was).
+    package let fallbackReason: String?
+
+    /// A served version.
+    package init(id: String, fallbackReason: String?) {
+        self.id = id
+        self.fallbackReason = fallbackReason
+    }
 }
 
 /// What the head of a request with a body decided.

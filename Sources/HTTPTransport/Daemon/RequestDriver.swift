@@ -227,7 +227,9 @@ struct RequestDriver {
             MHD_queue_response(connection, UInt32(answer.status), answer.handle)
         }
         state.machine.answered(.queued(corked: corked))
-        record(status: answer.status, bytes: answer.bodyBytes, state: state, clientRequestID: nil)
+        record(
+            status: answer.status, bytes: answer.bodyBytes, state: state, clientRequestID: nil,
+            served: answer.owner.served)
         return queued
     }
 
@@ -261,7 +263,9 @@ struct RequestDriver {
             queued = MHD_queue_response(connection, UInt32(response.status), built.handle)
         }
         state.machine.answered(.queued(corked: corked))
-        record(status: response.status, bytes: response.bodyByteCount, state: state, clientRequestID: clientID)
+        record(
+            status: response.status, bytes: response.bodyByteCount, state: state, clientRequestID: clientID,
+            served: response.served ?? response.prepared?.served)
         return queued
     }
 
@@ -271,7 +275,14 @@ struct RequestDriver {
         sendsFile && CMicroHTTPD_set_cork(connection, 1) != 0
     }
 
-    private func record(status: Int, bytes: Int, state: ConnectionState, clientRequestID: String?) {
+    /// Tells the responder (its request history) and the access log that an answer was queued.
+    private func record(
+        status: Int, bytes: Int, state: ConnectionState, clientRequestID: String?, served: ServedVersion?
+    ) {
+        context.responder.answered(
+            AnsweredRequest(
+                method: method, path: url, status: status, client: CMicroHTTPD_client_sockaddr(connection),
+                served: served))
         guard context.log.isEnabled else { return }
         context.log.record(
             method: method, path: url, status: status, bytes: bytes,

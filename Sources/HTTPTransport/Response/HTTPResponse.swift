@@ -44,6 +44,8 @@ package struct HTTPResponse: Sendable {
     /// What a route tells the application around it about this answer (the write journal's
     /// facts); never sent, and unknown to the transport.
     package var annotation: (any Sendable)? = nil
+    /// Which version of the resource this answer carries, for `HTTPResponder.answered`; never sent.
+    package var served: ServedVersion? = nil
 
     /// A response with a byte body.
     package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {

@@ -94,8 +94,11 @@ package final class PreparedResponse: Sendable {
     private let built = Atomic<UInt>(0)
     private let headerCount = Atomic<Int>(-1)
 
-    /// A response not built yet.
-    package init() {}
+    /// Which version of the resource it carries, told to `HTTPResponder.answered`.
+    package let served: ServedVersion?
+
+    /// A response not built yet, carrying `served`.
+    package init(served: ServedVersion? = nil) { self.served = served }
 
     /// The shared handle for `response` (built now if this is its first use), or nil when this
     /// response must be built per request.

@@ -51,18 +51,20 @@ struct FeedRoutes: Sendable {
         let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
         switch cache.lookup(key) {
         case .feed(let entry):
-            let notModified = answered(entry, ifNoneMatch: known(routed.request, waits: wait != nil, entry))
+            let notModified = known(routed.request, waits: wait != nil, entry)
             // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
-            // feed changes or the wait ends; then answer as usual (200 or 304).
+            // feed changes or the wait ends; then answer as usual (200 or 304), counted then.
             if notModified, let wait, !routed.request.resumed {
                 guard let suspension = waiters.park(key: key, entityTag: entry.entityTag, seconds: wait) else {
                     throw Problem.tooManyWaiters
                 }
                 return .suspend(suspension)
             }
+            count(entry, notModified: notModified)
             let answer = notModified ? entry.notModified : entry.ok
             return wait == nil ? answer : Self.unstored(answer)
         case .noFeed(let read):
+            cache.reads.countNotFound(group: group)
             throw Problem.noFeed(group: group, schemaVersion: schemaVersion, read: read)
         }
     }
@@ -111,17 +113,17 @@ struct FeedRoutes: Sendable {
         // HTTPResponse here would retain and release its headers and body on every read.
         let prepared = notModified ? entry.notModifiedPrepared : entry.okPrepared
         guard let handle = prepared.existingHandle else { return nil }
-        _ = answered(entry, ifNoneMatch: notModified)
+        count(entry, notModified: notModified)
         return PreparedAnswer(
             owner: prepared, handle: handle, status: notModified ? 304 : 200,
             bodyBytes: notModified ? 0 : entry.body.bytes.count)
     }
 
-    /// Whether a read of `entry` is answered `304`, counting a fallback served (both ways of
-    /// answering a read pass here).
-    private func answered(_ entry: FeedResponseCache.Entry, ifNoneMatch matches: Bool) -> Bool {
+    /// Counts a read answered with `entry` (both ways of answering a read pass here): for
+    /// `GET /journal/reads`, and as a fallback served for `/metrics`.
+    private func count(_ entry: FeedResponseCache.Entry, notModified: Bool) {
+        entry.reads.count(notModified: notModified, fallback: entry.isFallback)
         if entry.isFallback { metrics.recordFallbackServed() }
-        return matches
     }
 
     // MARK: DELETE
