@@ -16,8 +16,10 @@ import Darwin
 public struct Lock<Value>: ~Copyable, @unchecked Sendable {
     // Both live on the heap: a pthread mutex must not move, and neither may the value its
     // callers get `inout` access to.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let value: UnsafeMutablePointer<Value>
+    // Visible to inlined code: `withLock` is inlined into its callers, so each use is
+    // specialized for its closure instead of going through generic thunks on every call.
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
     /// A lock guarding `initialValue`.
     public init(_ initialValue: consuming sending Value) {
@@ -36,6 +38,7 @@ public struct Lock<Value>: ~Copyable, @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
+    @inlinable
     public borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {

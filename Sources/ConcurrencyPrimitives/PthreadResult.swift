@@ -10,12 +10,12 @@ import Darwin
 /// and never taken recursively, so a non-zero result (`EINVAL`, `EDEADLK`, `EPERM`) means memory
 /// is corrupt or the code is wrong: going on would break mutual exclusion silently, so the
 /// process stops with the call's name and error instead (as swift-nio's locks do).
-@inline(__always)
+@inlinable @inline(__always)
 func checkPthread(_ result: Int32, _ call: StaticString) {
     if result != 0 { pthreadFailed(result, call) }
 }
 
-@inline(never)
-private func pthreadFailed(_ result: Int32, _ call: StaticString) -> Never {
+@usableFromInline @inline(never)
+func pthreadFailed(_ result: Int32, _ call: StaticString) -> Never {
     fatalError("\(call) failed: \(String(cString: strerror(result))) (\(result))")
 }

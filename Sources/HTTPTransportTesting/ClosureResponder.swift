@@ -3,7 +3,7 @@ import HTTPTransport
 /// A responder for tests of the transport alone: a closure answers every request, every body is
 /// admitted up to the transport's limit, nothing is prepared, and refusals are answered as
 /// `application/problem+json` with their status, and the refusal's case as `type` and `detail`.
-package struct ClosureResponder: HTTPResponder {
+package final class ClosureResponder: HTTPResponder {
     private let handler: @Sendable (HTTPRequest) -> HTTPResponse
     private let admission: @Sendable (HTTPRequest, Int?) -> BodyAdmission
 

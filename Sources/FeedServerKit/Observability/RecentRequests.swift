@@ -70,7 +70,7 @@ final class RecentRequests: Sendable {
     }
 
     /// Keeps `request`, answered at `at` (epoch ms), over the oldest record when full.
-    func record(_ request: AnsweredRequest, at: Int64 = SystemClock().nowEpochMs()) {
+    func record(_ request: AnsweredRequest, at: Int64 = coarseNow()) {
         guard capacity > 0 else { return }
         state.withLock { state in
             let offset = (state.written % capacity) * Layout.size
@@ -106,6 +106,14 @@ final class RecentRequests: Sendable {
         return records
     }
 
+    /// Now in epoch ms from the kernel's coarse clock: a few nanoseconds, to within a tick (1–4 ms),
+    /// which is all a request history needs.
+    static func coarseNow() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
     /// Forgets every record (`DELETE /journal`).
     func clear() {
         state.withLock { $0.written = 0 }
@@ -119,9 +127,11 @@ final class RecentRequests: Sendable {
         let path = copy(request.path, to: slot, at: Layout.path, Layout.pathCapacity)
         slot.storeBytes(
             of: UInt16(path.count) | (path.cut ? 0x8000 : 0), toByteOffset: Layout.pathLength, as: UInt16.self)
-        slot[Layout.servedLength] = UInt8(copy(request.served?.id, to: slot, at: Layout.served, Layout.servedCapacity))
+        // The served version's bytes are read in place: it lives as long as the answer it is on.
+        let served = request.served
+        slot[Layout.servedLength] = UInt8(copy(served?.idBytes, to: slot, at: Layout.served, Layout.servedCapacity))
         slot[Layout.reasonLength] = UInt8(
-            copy(request.served?.fallbackReason, to: slot, at: Layout.reason, Layout.reasonCapacity))
+            copy(served?.fallbackReasonBytes, to: slot, at: Layout.reason, Layout.reasonCapacity))
         slot[Layout.clientFamily] = copyAddress(request.client, to: slot)
     }
 
@@ -135,19 +145,16 @@ final class RecentRequests: Sendable {
         return (count, length > capacity)
     }
 
-    /// Copies a string's UTF-8 bytes (at most `capacity`, cut before a partial character); how many.
+    /// Copies UTF-8 bytes (at most `capacity`, cut before a partial character); how many.
     private static func copy(
-        _ text: String?, to slot: UnsafeMutableRawBufferPointer, at offset: Int, _ capacity: Int
+        _ bytes: UnsafeRawBufferPointer?, to slot: UnsafeMutableRawBufferPointer, at offset: Int, _ capacity: Int
     ) -> Int {
-        guard var text else { return 0 }
-        return text.withUTF8 { bytes in
-            var count = min(bytes.count, capacity)
-            // A byte 0b10xxxxxx continues a character: cut before the character it belongs to.
-            while count < bytes.count, count > 0, bytes[count] & 0xC0 == 0x80 { count -= 1 }
-            guard count > 0, let source = bytes.baseAddress, let target = slot.baseAddress else { return 0 }
-            (target + offset).copyMemory(from: source, byteCount: count)
-            return count
-        }
+        guard let bytes, let source = bytes.baseAddress, let target = slot.baseAddress else { return 0 }
+        var count = min(bytes.count, capacity)
+        // A byte 0b10xxxxxx continues a character: cut before the character it belongs to.
+        while count < bytes.count, count > 0, bytes[count] & 0xC0 == 0x80 { count -= 1 }
+        (target + offset).copyMemory(from: source, byteCount: count)
+        return count
     }
 
     /// Copies an IPv4 or IPv6 address's bytes; its family (4, 6) or 0.

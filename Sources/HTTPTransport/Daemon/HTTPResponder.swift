@@ -5,8 +5,10 @@ import Darwin
 #endif
 
 /// What the transport asks of the application: it answers requests and renders the transport's
-/// own refusals, and it counts every answer it gives (the transport counts nothing).
-package protocol HTTPResponder: Sendable {
+/// own refusals, and it counts every answer it gives (the transport counts nothing). A class:
+/// the transport calls it several times on every request, and a class existential is called
+/// without copying a box.
+package protocol HTTPResponder: AnyObject, Sendable {
     /// Judges a request that carries a body from its head alone, before a body byte is read.
     /// `declaredLength` is nil for a chunked body.
     func admitBody(_ head: HTTPRequest, declaredLength: Int?) -> BodyAdmission
@@ -64,17 +66,38 @@ package struct AnsweredRequest {
 }
 
 /// Which version of a resource an answer carries (a feed's generation), and why it is not the
-/// newest one when it is not: kept in a request history, never sent.
-package struct ServedVersion: Sendable {
+/// newest one when it is not: kept in a request history, never sent. It owns its fields' UTF-8
+/// bytes in one allocation made once, so a history copies them per answer without touching a
+/// `String`.
+package final class ServedVersion: @unchecked Sendable {
     /// The version's id.
     package let id: String
     /// Why an older version was served (nil: the newest one was).
     package let fallbackReason: String?
+    /// `id`'s bytes, then `fallbackReason`'s; immutable after `init`.
+    private let bytes: UnsafeMutableRawBufferPointer
+    private let idCount: Int
+    private let reasonCount: Int
 
     /// A served version.
     package init(id: String, fallbackReason: String?) {
         self.id = id
         self.fallbackReason = fallbackReason
+        let encoded = Array(id.utf8) + Array((fallbackReason ?? "").utf8)
+        idCount = id.utf8.count
+        reasonCount = encoded.count - idCount
+        bytes = .allocate(byteCount: max(1, encoded.count), alignment: 1)
+        bytes.copyBytes(from: encoded)
+    }
+
+    deinit { bytes.deallocate() }
+
+    /// The id's UTF-8 bytes, valid while this object lives.
+    package var idBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[0..<idCount]) }
+
+    /// The fallback reason's UTF-8 bytes (empty: none), valid while this object lives.
+    package var fallbackReasonBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[idCount..<idCount + reasonCount])
     }
 }
 
