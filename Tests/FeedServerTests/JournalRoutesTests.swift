@@ -116,6 +116,31 @@ import Testing
         #expect(try file.entries().count == 2, "--journal off records nothing")
     }
 
+    @Test func refusedCLIPublishesAndSeedGroupsNotPublishedAreRecordedToo() throws {
+        let scratch = ScratchDirectory()
+        let root = scratch.path + "/data"
+        let seed = scratch.path + "/seed"
+        try FileManager.default.createDirectory(atPath: seed + "/broken", withIntermediateDirectories: true)
+        try Data(#"{"n":"#.utf8).write(to: URL(fileURLWithPath: seed + "/broken/payload.json"))
+        try withTestServer(root: root, configure: { $0.seed = seed }) { (_, client) throws -> Void in
+            let journal = try entries(client)
+            #expect(journal.map { $0["kind"] as? String } == ["seed"])
+            #expect(journal.first?["result"] as? String == "refused")
+            #expect(journal.first?["group"] as? String == "broken")
+        }
+        let payload = scratch.path + "/payload.json"
+        try Data(#"{"n":"#.utf8).write(to: URL(fileURLWithPath: payload))
+        let cli = try CommandRun.run(["publish", "--root", root, "g", payload])
+        #expect(cli.status != 0)
+        try withTestServer(root: root) { (_, client) throws -> Void in
+            let refused = try #require(try entries(client).first)
+            #expect(refused["kind"] as? String == "publish")
+            #expect(refused["client"] as? String == "cli")
+            #expect(refused["result"] as? String == "refused")
+            #expect(refused["problem"] as? String == "invalid-json")
+        }
+    }
+
     @Test func pagesFollowEachOtherWithoutGapsOrRepeats() {
         var journal: [JournalEntry] = []
         for n in 0..<25 {

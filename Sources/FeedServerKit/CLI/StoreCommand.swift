@@ -64,23 +64,21 @@ enum StoreCommand {
             return usage
         }
         let shown = "group '\(LogSafe.name(group))'"
+        let journal = serverJournal(options)
+        var sentPayload: [UInt8]?
         do {
             let (upload, schemaVersion) = try source.upload(
                 limits: options.server, images: options.images, encoder: encoder, threads: threads)
+            sentPayload = upload.payload
             let committer = PublishCommit(store: store, lint: FeedLint(androidScreen: options.server.androidScreen))
             let warnings = committer.warnings(upload, group: group)
             SeedLog.warnings(warnings, prefix: "feed-server publish: \(shown)")
             let version = options.schemaVersion ?? schemaVersion ?? 1
             let committed = try committer.commit(
                 group: group, upload: upload, schemaVersion: version, strict: options.strict, warnings: warnings)
-            // The journal a server keeps on this root, when there is one: the CLI never makes one
-            // (a Simulator's App Group container gets the feed's folder and nothing else).
-            let journal = JournalFile(root: options.server.root)
-            if options.server.journal, PosixFileSystem().status(journal.directory)?.kind == .directory {
-                WriteJournal(file: journal).record(
-                    kind: .publish, group: group, client: "cli",
-                    facts: committed.journalFacts(schemaVersion: version, payload: upload.payload))
-            }
+            journal?.record(
+                kind: .publish, group: group, client: "cli",
+                facts: committed.journalFacts(schemaVersion: version, payload: upload.payload))
             Output.write(PublishCommit.answer(group: group, committed, packing: upload.packing))
             let result = committed.result
             say(
@@ -88,8 +86,25 @@ enum StoreCommand {
                 result.changed ? "\(shown) published generation \(result.generationId)" : "\(shown) unchanged")
             return succeeded
         } catch {
+            if SafeName.isGroupName(group) {
+                journal?.record(
+                    kind: .publish, group: group, client: "cli",
+                    facts: JournalFacts(
+                        result: "refused", warnings: WriteJournal.warningCodes(error), payload: sentPayload),
+                    problem: String(error.type))
+            }
             return refuse(options.name, error, source: source)
         }
+    }
+
+    /// The journal a server keeps on this root, when there is one: the CLI never makes one (a
+    /// Simulator's App Group container gets the feed's folder and nothing else).
+    private static func serverJournal(_ options: StoreCommandOptions) -> WriteJournal? {
+        let journal = JournalFile(root: options.server.root)
+        guard options.server.journal, PosixFileSystem().status(journal.directory)?.kind == .directory else {
+            return nil
+        }
+        return WriteJournal(file: journal)
     }
 
     private static func lint(_ options: StoreCommandOptions) -> Int32 {

@@ -104,7 +104,7 @@ final class WriteJournal: Sendable {
     }
 
     /// The codes of a `platform-limits` refusal's warnings.
-    private static func warningCodes(_ problem: Problem) -> [String] {
+    static func warningCodes(_ problem: Problem) -> [String] {
         let warnings = problem.extensions.first { $0.0 == "warnings" }?.1.arrayValue ?? []
         return warnings.compactMap { $0["code"]?.stringValue }
     }

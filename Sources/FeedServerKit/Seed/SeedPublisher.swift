@@ -75,6 +75,7 @@ struct SeedPublisher: Sendable {
                 group: group, maxPayloadBytes: store.configuration.maxFeedBytes, maxAssets: maxAssets,
                 maxAssetBytes: maxAssetBytes)
         } catch {
+            journalRefusal(group, problem: "invalid-seed", payload: nil)
             return .failed(error.description)
         }
         var upload: AssetUpload
@@ -83,6 +84,7 @@ struct SeedPublisher: Sendable {
                 payload: seed.payload, candidates: seed.assets, options: AssetUpload.Options(), encoder: encoder,
                 threads: threads)
         } catch {
+            journalRefusal(group, problem: String(error.type), payload: seed.payload)
             return .failed(error.detail)
         }
         upload.profile = seed.profile
@@ -112,8 +114,16 @@ struct SeedPublisher: Sendable {
             case .unchanged: return .unchanged
             }
         } catch {
+            journalRefusal(group, problem: String(error.type), payload: upload.payload)
             return .failed(error.detail)
         }
+    }
+
+    /// A seed group not published is a refused write in the journal, with what made it fail.
+    private func journalRefusal(_ group: String, problem: String, payload: [UInt8]?) {
+        journal?.record(
+            kind: .seed, group: group, client: "seed", facts: JournalFacts(result: "refused", payload: payload),
+            problem: problem)
     }
 }
 
