@@ -100,8 +100,14 @@ public struct Envelope: Equatable, Sendable {
 
     /// The compact `feed.json` bytes this project writes (WidgetBridge's readers accept any formatting).
     public func encoded() -> [UInt8] {
-        var output = Array(
-            "{\"schemaVersion\":\(schemaVersion),\"generatedAtEpochMs\":\(generatedAtEpochMs),\"fingerprint\":".utf8)
+        var output: [UInt8] = []
+        // Sized once: appending a large payload and then the closing bytes to a growing array
+        // would copy the payload into a buffer twice its size.
+        output.reserveCapacity(compactPayload.count + 256 + (assets?.count ?? 0) * 400)
+        output.append(
+            contentsOf:
+                "{\"schemaVersion\":\(schemaVersion),\"generatedAtEpochMs\":\(generatedAtEpochMs),\"fingerprint\":".utf8
+        )
         CompactJSON.writeString(fingerprint, to: &output)
         output.append(contentsOf: ",\"payload\":".utf8)
         output.append(contentsOf: compactPayload)

@@ -114,8 +114,12 @@ struct JSONDocumentBuilder: JSONBuilder {
     }
 
     init(capacity: Int) {
-        // Canonical bytes are never longer than the input (escapes only get shorter).
+        // Canonical bytes are never longer than the input (escapes only get shorter), and every
+        // value but the last takes at least two of its bytes (itself and a separator): both sized
+        // once for the most they can hold, so neither is ever copied into a buffer twice its size.
+        // Pages of the tape no value reaches are never touched, so they cost address space only.
         output.reserveCapacity(capacity)
+        tape.reserveCapacity(capacity / 2 + 1)
     }
 
     mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) {

@@ -27,8 +27,10 @@ public enum JSONParser {
         _ input: Bytes, limits: JSONLimits, making makeBuilder: () -> Builder
     ) throws(JSONParseError) -> (value: Builder.Value, builder: Builder)
     where Bytes.Element == UInt8 {
-        guard input.count <= limits.maxBytes else {
-            throw JSONParseError(offset: limits.maxBytes, reason: "document larger than \(limits.maxBytes) bytes")
+        // Member names are kept with 32-bit offsets (`MemberNames`): 4 GiB at most, whatever the limits.
+        let most = min(limits.maxBytes, Int(UInt32.max))
+        guard input.count <= most else {
+            throw JSONParseError(offset: most, reason: "document larger than \(most) bytes")
         }
         if let result = input.withContiguousStorageIfAvailable({ buffer in
             Result { () throws(JSONParseError) in try read(buffer, limits: limits, with: makeBuilder()) }
@@ -54,16 +56,22 @@ public enum JSONParser {
 struct JSONGrammar<Builder: JSONBuilder> {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let limits: JSONLimits
-    private var position = 0
+    /// Where reading is (`MemberNames` moves it back to a name and returns).
+    var position = 0
     /// What the document becomes.
     var builder: Builder
     /// Decoded string bytes, reused for every string (no allocation per string).
-    private var text: [UInt8] = []
+    var text: [UInt8] = []
+    /// The member names of every object open on the path being read, as `MemberNames` keys;
+    /// each object checks its own slice when it ends and gives it back.
+    var memberNames: [UInt64] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimits, builder: Builder) {
         self.bytes = bytes
         self.limits = limits
         self.builder = builder
+        // A member takes at least five bytes (`"":0,`): sized once for the most, never regrown.
+        memberNames.reserveCapacity(bytes.count / 5 + 1)
     }
 
     mutating func parseDocument() throws(JSONParseError) -> Builder.Value {
@@ -103,9 +111,8 @@ struct JSONGrammar<Builder: JSONBuilder> {
         guard depth <= limits.maxDepth else { throw fail("nesting deeper than \(limits.maxDepth) levels") }
         position += 1
         var object = builder.beginObject()
-        // Names compared as bytes: Swift `String`s are equal under canonical equivalence, so a
-        // precomposed and a decomposed "é" would wrongly count as the same member.
-        var names = MemberNames()
+        let names = memberNames.count
+        defer { memberNames.removeLast(memberNames.count - names) }
         skipWhitespace()
         if consume(UInt8(ascii: "}")) { return builder.endObject(object) }
         while true {
@@ -115,11 +122,7 @@ struct JSONGrammar<Builder: JSONBuilder> {
             }
             let nameOffset = position
             try parseString()
-            if let earlier = names.offsets(matching: text), try hasName(at: earlier) {
-                let name = String(decoding: text, as: UTF8.self)
-                throw JSONParseError(offset: nameOffset, reason: "duplicate member name \"\(name)\"")
-            }
-            names.insert(text, at: nameOffset)
+            memberNames.append(MemberNames.key(text, offset: nameOffset))
             text.withUnsafeBufferPointer { builder.beginMember($0, in: &object) }
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { throw fail("expected ':' after a member name") }
@@ -128,7 +131,10 @@ struct JSONGrammar<Builder: JSONBuilder> {
             builder.endMember(value, in: &object)
             skipWhitespace()
             if consume(UInt8(ascii: ",")) { continue }
-            if consume(UInt8(ascii: "}")) { return builder.endObject(object) }
+            if consume(UInt8(ascii: "}")) {
+                try checkDuplicates(from: names)
+                return builder.endObject(object)
+            }
             throw fail("expected ',' or '}' after an object member")
         }
     }
@@ -195,22 +201,8 @@ struct JSONGrammar<Builder: JSONBuilder> {
     /// compare exactly).
     /// Whether a name decoded earlier at one of `offsets` is the one just decoded into `text`
     /// (their hashes matched): each is decoded again, and `text` and the position restored.
-    private mutating func hasName(at offsets: [Int]) throws(JSONParseError) -> Bool {
-        let current = text
-        let resume = position
-        defer {
-            text = current
-            position = resume
-        }
-        for offset in offsets {
-            position = offset
-            try parseString()
-            if text == current { return true }
-        }
-        return false
-    }
-
-    private mutating func parseString() throws(JSONParseError) {
+    /// Reads the string at `position` into `text` (also `MemberNames`' way back to a name).
+    mutating func parseString() throws(JSONParseError) {
         position += 1  // opening quote
         text.removeAll(keepingCapacity: true)
         while true {

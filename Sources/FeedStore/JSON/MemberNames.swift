@@ -1,31 +1,82 @@
-/// The member names of one object, kept as hashes of their decoded bytes and where each was
-/// read, not as copies: an object of a million members costs a table of integers, not a million
-/// arrays. A hash match is verified by decoding the earlier name again (`JSONGrammar`). An object
-/// with one member, the common case, makes no table at all.
-struct MemberNames {
-    /// The first name's hash and offset.
-    private var sole: (hash: Int, offset: Int)?
-    /// From the second name on: each hash's first offset, and further offsets only on a collision.
-    private var first: [Int: Int] = [:]
-    private var more: [Int: [Int]] = [:]
-
-    /// Offsets of earlier names whose hash equals that of `name` (nil: none, so no duplicate).
-    func offsets(matching name: [UInt8]) -> [Int]? {
-        guard let sole else { return nil }
-        let hash = name.hashValue
-        if first.isEmpty { return sole.hash == hash ? [sole.offset] : nil }
-        guard let offset = first[hash] else { return nil }
-        return [offset] + (more[hash] ?? [])
+/// A member name as one `UInt64`: the high 32 bits of its decoded bytes' hash (Swift's seeded
+/// hasher, so no client can make names collide on purpose), the low 32 bits where it was read.
+/// An object's names are checked for duplicates by sorting these keys when the object ends:
+/// equal names have equal hashes, so they sort next to each other, and a hash match is verified
+/// by decoding both names again (`JSONGrammar`). An object of a million members costs 8 MB of
+/// keys, and a parse reuses one array for every object (no allocation per object).
+enum MemberNames {
+    /// The key of `name`, read at `offset` (documents are at most 4 GiB: `JSONLimits`).
+    static func key(_ name: [UInt8], offset: Int) -> UInt64 {
+        UInt64(truncatingIfNeeded: name.hashValue) & 0xFFFF_FFFF_0000_0000 | UInt64(truncatingIfNeeded: offset)
+            & 0xFFFF_FFFF
     }
 
-    /// Remembers `name`, read at `offset`.
-    mutating func insert(_ name: [UInt8], at offset: Int) {
-        let hash = name.hashValue
-        guard let sole else {
-            self.sole = (hash, offset)
-            return
+    /// The hash half of `key`.
+    static func hash(_ key: UInt64) -> UInt64 { key >> 32 }
+
+    /// The offset half of `key`.
+    static func offset(_ key: UInt64) -> Int { Int(key & 0xFFFF_FFFF) }
+}
+
+extension JSONGrammar {
+    /// Throws for the first member name (in document order) of the object whose names start at
+    /// `start` in `memberNames` that repeats an earlier one. Names are compared as bytes: Swift
+    /// `String`s are equal under canonical equivalence, so a precomposed and a decomposed "é"
+    /// would wrongly count as the same member.
+    mutating func checkDuplicates(from start: Int) throws(JSONParseError) {
+        guard memberNames.count - start >= 2 else { return }
+        memberNames.withUnsafeMutableBufferPointer { keys in
+            var object = UnsafeMutableBufferPointer(rebasing: keys[start...])
+            object.sort()
         }
-        if first.isEmpty { first[sole.hash] = sole.offset }
-        if first[hash] == nil { first[hash] = offset } else { more[hash, default: []].append(offset) }
+        var first: Int?
+        var run = start
+        while run < memberNames.count {
+            var end = run + 1
+            while end < memberNames.count, MemberNames.hash(memberNames[end]) == MemberNames.hash(memberNames[run]) {
+                end += 1
+            }
+            // Within a run of one hash, offsets ascend: the first name equal to an earlier one.
+            for later in (run + 1)..<end {
+                let offset = MemberNames.offset(memberNames[later])
+                if let found = first, found < offset { break }
+                if try hasName(at: memberNames[run..<later].map(MemberNames.offset), matchingNameAt: offset) {
+                    first = offset
+                    break
+                }
+            }
+            run = end
+        }
+        guard let first else { return }
+        let resume = position
+        position = first
+        try parseString()
+        position = resume
+        throw JSONParseError(
+            offset: first, reason: "duplicate member name \"\(String(decoding: text, as: UTF8.self))\"")
+    }
+
+    /// Whether the name read at `offset` equals one read at any of `offsets`.
+    private mutating func hasName(at offsets: [Int], matchingNameAt offset: Int) throws(JSONParseError) -> Bool {
+        let resume = position
+        defer { position = resume }
+        position = offset
+        try parseString()
+        return try hasName(at: offsets)
+    }
+
+    private mutating func hasName(at offsets: [Int]) throws(JSONParseError) -> Bool {
+        let current = text
+        let resume = position
+        defer {
+            text = current
+            position = resume
+        }
+        for offset in offsets {
+            position = offset
+            try parseString()
+            if text == current { return true }
+        }
+        return false
     }
 }
