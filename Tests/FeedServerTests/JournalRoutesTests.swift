@@ -1,3 +1,4 @@
+import ConcurrencyPrimitives
 import FeedStore
 import Foundation
 import Testing
@@ -139,6 +140,56 @@ import Testing
             #expect(refused["result"] as? String == "refused")
             #expect(refused["problem"] as? String == "invalid-json")
         }
+    }
+
+    @Test func costlyVerificationsStopAtTheirDeadlineOnALaneOfTheirOwn() throws {
+        let scratch = ScratchDirectory()
+        let root = scratch.path + "/data"
+        // Forty entries whose kept payload holds sixteen 4,000-byte texts: sixteen patterns of 256
+        // atoms take about 0.1 s per entry, past the route's 2 s.
+        let text = String(String(repeating: "The quick brown fox. ", count: 200).prefix(4_000))
+        let quotes = (0..<16).map { _ in #"{"text":"\#(text)"}"# }.joined(separator: ",")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let file = JournalFile(root: root)
+        for n in 0..<40 {
+            var entry = JournalEntry(at: Int64(n), kind: .publish, result: "published", group: "g", status: 201)
+            entry.keep(payload: Array(#"{"quotes":[\#(quotes)]}"#.utf8))
+            try file.append(entry)
+        }
+        let patterns = (0..<16).map { #""/quotes/\#($0)/text":".{0,255}~""# }.joined(separator: ",")
+        let costly = #"{"payloadMatches":{\#(patterns)}}"#
+        try withTestServer(root: root) { (_, client) throws -> Void in
+            // Two at once: on the main work pool, they would hold both its threads.
+            let answers = Lock<[(Int, String)]>([])
+            let done = DispatchGroup()
+            for _ in 0..<2 {
+                DispatchQueue.global().async(group: done) {
+                    let answer = try? verify(client, costly)
+                    answers.withLock { $0.append((answer?.status ?? 0, answer?.json["type"] as? String ?? "")) }
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(try client.put("/feeds/p", json: #"{"n":1}"#).status == 201)
+            #expect(answers.withLock { $0.isEmpty }, "the publish was answered before any verification")
+            done.wait()
+            let all = answers.withLock { $0 }
+            #expect(all.count == 2)
+            #expect(all.allSatisfy { $0.0 == 422 && $0.1.hasSuffix("/verification-too-costly") }, "\(all)")
+        }
+    }
+
+    @Test func theCLIsFirstPublishOnARootAServerStartedIsRecorded() throws {
+        let scratch = ScratchDirectory()
+        let root = scratch.path + "/data"
+        try withTestServer(root: root) { (_, client) throws -> Void in
+            // A filter whose value does not decode would read as absent and match everything.
+            #expect(try client.get("/journal?group=%ff").status == 400)
+            #expect(try client.get("/journal/reads?group=%C3%28").status == 400)
+        }
+        let payload = scratch.path + "/payload.json"
+        try Data(#"{"n":1}"#.utf8).write(to: URL(fileURLWithPath: payload))
+        #expect(try CommandRun.run(["publish", "--root", root, "g", payload]).status == 0)
+        #expect(try JournalFile(root: root).entries().map(\.client) == ["cli"])
     }
 
     @Test func pagesFollowEachOtherWithoutGapsOrRepeats() {

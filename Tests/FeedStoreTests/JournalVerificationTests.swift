@@ -1,3 +1,4 @@
+import ConcurrencyPrimitives
 import Testing
 
 @testable import FeedStore
@@ -84,9 +85,15 @@ import Testing
             }
         }
         #expect(throws: Never.self) { try PayloadPattern("20[0-9]{2}-(0[1-9]|1[0-2])") }
-        #expect(throws: Never.self) { try PayloadPattern("(ab)+[(|]*c{1,255}") }
+        #expect(throws: Never.self) { try PayloadPattern("(ab)+[(|]*c{1,250}") }
+        #expect(throws: Never.self) { try PayloadPattern("[]a]+[^]b][[:digit:]]{2}.{0,200}x{1,50}") }
         for slow in [
             "(a|aa)*b", "((a{255}){255}){10}", "(a{1,255}){1,20}b", "((ab)*)+", "(a+)+$", "x+++{255}", "(ab){9}{9}",
+            // A bracket holding `]` and `)` does not close the group it is in (glibc: 4 GB).
+            "((a{255}[[.].])][[.].])]){255}[[.].])]){255}", "(([[:alpha:])]a+)+)",
+            // Chains of bounded repeats: glibc took seconds and gigabytes on 4 KiB of text.
+            String(repeating: ".{0,255}", count: 8) + "~", String(repeating: "a{0,255}", count: 31) + "c",
+            "(abc){255}",
         ] {
             #expect(throws: ExpectationError.self, "\(slow)") { try PayloadPattern(slow) }
         }
@@ -97,5 +104,17 @@ import Testing
         #expect(throws: ExpectationError.self) {
             try JournalExpectation(json: Array(#"{"payloadContains":{\#(many)}}"#.utf8))
         }
+    }
+
+    @Test func checkingStopsAtItsDeadline() throws {
+        let journal = (0..<3).map {
+            JournalEntry(at: Int64($0), kind: .publish, result: "published", group: "g", status: 201)
+        }
+        let expectation = try JournalExpectation(json: Array(#"{"group":"g"}"#.utf8))
+        let late = JournalVerification(expectation, entries: journal, deadlineNanos: MonotonicClock.nanos() - 1)
+        #expect(late.stoppedEarly && late.checked == 0)
+        let inTime = JournalVerification(
+            expectation, entries: journal, deadlineNanos: MonotonicClock.nanos() + 60_000_000_000)
+        #expect(!inTime.stoppedEarly && inTime.checked == 3 && inTime.matched.count == 3)
     }
 }

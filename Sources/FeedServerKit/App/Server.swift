@@ -24,6 +24,8 @@ final class Server: Sendable {
     /// Tells the cache, the waiters and the hook of every change; emptied at shutdown.
     private let broadcaster: PublishBroadcaster
     private let pool: WorkPool
+    /// The diagnostics lane's one thread (`WorkLane.diagnostics`).
+    private let diagnostics: WorkPool
     private let faultLab: FaultLab?
     /// `--watch`: the seed folder's watcher.
     private let watcher: SeedWatcher?
@@ -65,6 +67,11 @@ final class Server: Sendable {
             try WorkPool(threads: max(2, threads), queueLimit: 1024)
         }
         self.pool = pool
+        // One thread for the journal's reads and verification (`WorkLane.diagnostics`).
+        let diagnostics = try Self.starting("the diagnostics thread") { () throws(ThreadStartError) in
+            try WorkPool(threads: 1, queueLimit: 256)
+        }
+        self.diagnostics = diagnostics
         // With a read token every read answer says `private`, decided once for the caches' answers.
         let caching = ReadCaching(isPrivate: options.readToken != nil)
         let reads = ReadCounts(since: SystemClock().nowEpochMs())
@@ -88,6 +95,9 @@ final class Server: Sendable {
         }
         let lint = FeedLint(androidScreen: options.androidScreen)
         let journal = options.journal ? WriteJournal(file: JournalFile(root: options.root)) : nil
+        do { try journal?.file.prepare() } catch {
+            throw StartError(description: "cannot make the journal's folder: \(journal?.file.reason(error) ?? "")")
+        }
         let feeds = FeedRoutes(
             store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
             maxBodyBytes: transport.maxBodyBytes, lint: lint)
@@ -141,7 +151,7 @@ final class Server: Sendable {
         }
         let pipeline = RequestPipeline(
             router: router, authorization: authorization, cors: cors, caching: caching, metrics: metrics, pool: pool,
-            journal: journal, recent: recent)
+            diagnosticsPool: diagnostics, journal: journal, recent: recent)
         do {
             daemon = try HTTPDaemon(settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline)
         } catch {
@@ -228,6 +238,7 @@ final class Server: Sendable {
         faultLab?.waitForPublishes(until: deadline)
         watcher?.stop(until: deadline)
         pool.stop()
+        diagnostics.stop()
         daemon.wakeAllSuspended()
         daemon.abandonDeferred()
         // Resumed connections are answered by the daemon's threads before they stop.

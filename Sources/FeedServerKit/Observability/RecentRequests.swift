@@ -51,8 +51,9 @@ final class RecentRequests: Sendable {
 
     /// How many a server keeps unless told (`--recent-requests`).
     static let defaultCapacity = 1000
-    /// The most records a server can be asked to keep (about 38 MiB of slots).
-    static let maxCapacity = 100_000
+    /// The most records a server can be asked to keep (3.7 MiB of slots; an answer listing them
+    /// all is about 4 MB).
+    static let maxCapacity = 10_000
 
     /// How many it keeps (0: none).
     let capacity: Int

@@ -19,6 +19,8 @@ final class RequestPipeline: HTTPResponder {
     let metrics: Metrics
     /// Where slow handlers run (nil: inline, for tests of the pipeline alone).
     let pool: WorkPool?
+    /// Where the diagnostics lane's slow handlers run (nil: on `pool`).
+    let diagnosticsPool: WorkPool?
     /// Where writes are recorded (nil: `--journal off`).
     let journal: WriteJournal?
     /// The last answered requests, for `GET /journal/reads` (nil: none kept).
@@ -26,8 +28,10 @@ final class RequestPipeline: HTTPResponder {
 
     init(
         router: Router, authorization: Authorization, cors: CORSPolicy?, caching: ReadCaching, metrics: Metrics,
-        pool: WorkPool?, journal: WriteJournal? = nil, recent: RecentRequests? = nil
+        pool: WorkPool?, diagnosticsPool: WorkPool? = nil, journal: WriteJournal? = nil,
+        recent: RecentRequests? = nil
     ) {
+        self.diagnosticsPool = diagnosticsPool
         self.router = router
         self.authorization = authorization
         self.cors = cors
@@ -86,8 +90,14 @@ final class RequestPipeline: HTTPResponder {
             case .handler(let route, let routed, let handler):
                 routeIndex = route.index
                 try authorization.check(request, route: route.name)
+                // A value that does not decode would read as absent: a filter would match everything.
+                if let name = request.query.undecodableName {
+                    throw Problem.invalidParameter(
+                        "The value of '\(name.prefix(64))' is not percent-encoded UTF-8.")
+                }
                 if let pool, route.runsOnPool(routed) {
-                    return offload(routed, handler, route: route.name, routeIndex: routeIndex, to: pool)
+                    let lane = route.lane == .diagnostics ? diagnosticsPool ?? pool : pool
+                    return offload(routed, handler, route: route.name, routeIndex: routeIndex, to: lane)
                 }
                 response = privateWhenRequired(try handler(routed), request, route: route.name)
             }

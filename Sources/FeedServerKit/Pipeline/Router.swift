@@ -36,6 +36,14 @@ struct PreparedRequest {
     }
 }
 
+/// Where a route's slow work runs: the main work pool (publishes, deletes, listings), or the
+/// diagnostics lane, one thread of its own for the journal's reads and verification, so a
+/// client asking for the whole journal over and over never makes a publish wait.
+enum WorkLane: Sendable {
+    case main
+    case diagnostics
+}
+
 /// One resource: a path pattern and the methods it answers.
 struct Route: Sendable {
     /// A path segment of a pattern.
@@ -63,6 +71,8 @@ struct Route: Sendable {
     /// memory already (a cached read), so it is answered where it arrived instead of waiting for
     /// a pool thread. Nil: always offloaded.
     var answeredFromMemory: (@Sendable (RoutedRequest) -> Bool)?
+    /// Which pool its offloaded methods run on.
+    var lane = WorkLane.main
     /// The answer to a plain `GET`/`HEAD` when it is already prepared (cached reads).
     var prepared: PreparedOffer?
 
@@ -70,8 +80,9 @@ struct Route: Sendable {
     init(
         _ template: String, methods: [String: RouteHandler], bodies: [String: BodyPolicy] = [:],
         offloaded: Set<String> = [], answeredFromMemory: (@Sendable (RoutedRequest) -> Bool)? = nil,
-        prepared: PreparedOffer? = nil
+        prepared: PreparedOffer? = nil, lane: WorkLane = .main
     ) {
+        self.lane = lane
         name = template
         pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? .parameter : .literal(String($0)) }
         self.methods = methods

@@ -46,6 +46,17 @@ extension Problem {
             ])
     }
 
+    /// A verification that would take longer than the route allows.
+    static func verificationTooCostly(_ verification: JournalVerification, of total: Int, seconds: Int) -> Problem {
+        Problem(
+            status: 422, type: "verification-too-costly", title: "Expectation too costly to check",
+            detail:
+                "Checking it took over \(seconds) s and reached \(verification.checked) of \(total) journal entries, "
+                + "newest first. Narrow it with group, kind, result or since, or use fewer or shorter "
+                + "payloadMatches patterns.",
+            extensions: [("checked", .number(String(verification.checked))), ("entries", .number(String(total)))])
+    }
+
     private static func describe(_ count: JournalExpectation.Count) -> String {
         switch count {
         case .exactly(let n): return "exactly \(n)"

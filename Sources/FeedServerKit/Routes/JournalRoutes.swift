@@ -1,3 +1,4 @@
+import ConcurrencyPrimitives
 import FeedStore
 import HTTPTransport
 
@@ -22,15 +23,18 @@ struct JournalRoutes: Sendable {
                 methods: [
                     "GET": { routed throws(Problem) in try list(routed) },
                     "DELETE": { _ throws(Problem) in try clear() },
-                ], offloaded: ["GET", "DELETE"]),
+                ], offloaded: ["GET", "DELETE"], lane: .diagnostics),
             Route(
                 Self.verifyTemplate, methods: ["POST": { routed throws(Problem) in try verify(routed) }],
-                bodies: ["POST": Self.expectation.policy], offloaded: ["POST"]),
+                bodies: ["POST": Self.expectation.policy], offloaded: ["POST"], lane: .diagnostics),
             Route(
                 "/journal/reads", methods: ["GET": { routed throws(Problem) in try readHistory(routed) }],
-                offloaded: ["GET"]),
+                offloaded: ["GET"], lane: .diagnostics),
         ]
     }
+
+    /// The longest a verification may check entries: a work-pool thread is not held longer.
+    static let verifySeconds = 2
 
     /// An expectation is a small JSON object.
     static let expectation = SmallJSONBody(
@@ -85,7 +89,12 @@ struct JournalRoutes: Sendable {
         do { expectation = try JournalExpectation(json: routed.request.body) } catch {
             throw Problem.invalidExpectation(error)
         }
-        let verification = JournalVerification(expectation, entries: try entries())
+        let journal = try entries()
+        let deadline = MonotonicClock.nanos() + Int64(Self.verifySeconds) * 1_000_000_000
+        let verification = JournalVerification(expectation, entries: journal, deadlineNanos: deadline)
+        if verification.stoppedEarly {
+            throw Problem.verificationTooCostly(verification, of: journal.count, seconds: Self.verifySeconds)
+        }
         guard verification.holds else { throw Problem.verificationFailed(verification, expected: expectation.count) }
         let shown = verification.matched.prefix(20).map(Self.json)
         let body = CompactJSON.bytes(

@@ -14,7 +14,7 @@ struct RefreshRoutes: Sendable {
         [
             Route(
                 "/feeds/{group}/refreshes", methods: ["GET": { routed throws(Problem) in try refreshes(routed) }],
-                offloaded: ["GET"])
+                offloaded: ["GET"], lane: .diagnostics)
         ]
     }
 

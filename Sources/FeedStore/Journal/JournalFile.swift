@@ -36,6 +36,15 @@ public struct JournalFile: Sendable {
     var previous: String { directory + "/journal.1.jsonl" }
     var lockFile: String { directory + "/journal.lock" }
 
+    /// Makes the journal's folder if it is missing: a server keeping a journal does so at start,
+    /// so the offline CLI, which records only into a journal a server keeps, records its first
+    /// publishes on a fresh root too.
+    public func prepare() throws {
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw FileSystemError(operation: "mkdir", path: directory, errno: errno)
+        }
+    }
+
     /// Why the journal failed, in words a client may read: paths relative to the root.
     public func reason(_ error: any Error) -> String {
         (error as? FileSystemError).map { "\($0.relativized(to: root))" } ?? "\(error)"
@@ -119,7 +128,10 @@ public struct JournalFile: Sendable {
         defer { try? Syscall.close(fd, path) }
         var info = stat()
         _ = try Syscall.run("fstat", path) { fstat(fd, &info) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        // A FIFO or a device in its place: unavailable, as a symbolic link is (never "empty").
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw FileSystemError(kind: .other, operation: "read (not a regular file)", path: path)
+        }
         let limit = maxFileBytes + JournalEntry.maxPayloadBytes * 2
         let size = Int(info.st_size)
         // The newest lines of a file grown past its bound (by hand): its end, from a line start.

@@ -1,3 +1,5 @@
+import ConcurrencyPrimitives
+
 /// An expectation checked against the journal: the entries that match it, whether their number
 /// is the one expected, and, when it is not, the entries that came closest and what differed.
 public struct JournalVerification: Sendable {
@@ -16,14 +18,26 @@ public struct JournalVerification: Sendable {
     /// Up to `maxNearMisses` entries that failed the fewest criteria, newest first among equals.
     public private(set) var nearMisses: [NearMiss] = []
 
+    /// Whether checking stopped at `deadlineNanos` before every entry was looked at: nothing
+    /// else it says can then be relied on.
+    public private(set) var stoppedEarly = false
+    /// Entries looked at.
+    public private(set) var checked = 0
+
     /// Near misses reported at most.
     public static let maxNearMisses = 5
 
     /// Checks `expectation` against `entries` (any order; reported newest first). Misses are
     /// ranked by how many criteria they fail; only the closest few get their sentences written.
-    public init(_ expectation: JournalExpectation, entries: [JournalEntry]) {
+    /// Past `deadlineNanos` (`MonotonicClock.nanos()`), checking stops (`stoppedEarly`).
+    public init(_ expectation: JournalExpectation, entries: [JournalEntry], deadlineNanos: Int64? = nil) {
         var closest: [(misses: Int, entry: JournalEntry)] = []
         for entry in entries.sorted(by: { $0.at > $1.at }) {
+            if let deadlineNanos, MonotonicClock.nanos() > deadlineNanos {
+                stoppedEarly = true
+                break
+            }
+            checked += 1
             let misses = Self.differences(entry, expectation, describing: false).count
             guard misses > 0 else {
                 matched.append(entry)

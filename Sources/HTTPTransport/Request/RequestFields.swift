@@ -13,7 +13,7 @@ package struct RequestFields: @unchecked Sendable {
     private enum Source {
         case live(connection: OpaquePointer, kind: MHD_ValueKind)
         /// Lowercased header names (or query names as sent) → first value, already decoded.
-        case copied([String: String], caseInsensitive: Bool)
+        case copied([String: String], caseInsensitive: Bool, undecodable: String?)
     }
 
     private let source: Source
@@ -22,8 +22,8 @@ package struct RequestFields: @unchecked Sendable {
         source = .live(connection: connection, kind: kind)
     }
 
-    private init(copied values: [String: String], caseInsensitive: Bool) {
-        source = .copied(values, caseInsensitive: caseInsensitive)
+    private init(copied values: [String: String], caseInsensitive: Bool, undecodable: String? = nil) {
+        source = .copied(values, caseInsensitive: caseInsensitive, undecodable: undecodable)
     }
 
     /// Fields without a connection, for fuzz targets and tests: raw name/value pairs as
@@ -32,11 +32,16 @@ package struct RequestFields: @unchecked Sendable {
     package init(given pairs: [(String, String)], kind: MHD_ValueKind) {
         let caseInsensitive = kind == .HEADER_KIND
         var values: [String: String] = [:]
+        var undecodable: String?
         for (name, raw) in pairs {
             let key = caseInsensitive ? name.lowercased() : name
-            if values[key] == nil, let value = raw.withCString({ Self.decoded($0, kind: kind) }) { values[key] = value }
+            guard let value = raw.withCString({ Self.decoded($0, kind: kind) }) else {
+                undecodable = undecodable ?? name
+                continue
+            }
+            if values[key] == nil { values[key] = value }
         }
-        self.init(copied: values, caseInsensitive: caseInsensitive)
+        self.init(copied: values, caseInsensitive: caseInsensitive, undecodable: undecodable)
     }
 
     /// The first value of `name` (headers: case-insensitive); query values are percent-decoded
@@ -49,7 +54,7 @@ package struct RequestFields: @unchecked Sendable {
                 return nil
             }
             return Self.decoded(value, kind: kind)
-        case .copied(let values, let caseInsensitive):
+        case .copied(let values, let caseInsensitive, _):
             return values[caseInsensitive ? name.lowercased() : name]
         }
     }
@@ -84,12 +89,27 @@ package struct RequestFields: @unchecked Sendable {
         }
     }
 
+    /// The first query name whose value is not percent-encoded UTF-8 (`?group=%ff`), nil when
+    /// every value decodes (or these are headers). A route would read such a value as absent.
+    package var undecodableName: String? {
+        switch source {
+        case .live(let connection, let kind):
+            guard kind == .GET_ARGUMENT_KIND else { return nil }
+            let collector = FieldCollector(caseInsensitive: false, kind: kind, keepsValues: false)
+            MHD_get_connection_values(connection, kind, collectField, Unmanaged.passUnretained(collector).toOpaque())
+            return collector.undecodable
+        case .copied(_, _, let undecodable):
+            return undecodable
+        }
+    }
+
     /// A copy that stays valid after the handler call (`MHD_get_connection_values`).
     package func detached() -> RequestFields {
         guard case .live(let connection, let kind) = source else { return self }
-        let collector = FieldCollector(caseInsensitive: kind == .HEADER_KIND, kind: kind)
+        let collector = FieldCollector(caseInsensitive: kind == .HEADER_KIND, kind: kind, keepsValues: true)
         MHD_get_connection_values(connection, kind, collectField, Unmanaged.passUnretained(collector).toOpaque())
-        return RequestFields(copied: collector.values, caseInsensitive: kind == .HEADER_KIND)
+        return RequestFields(
+            copied: collector.values, caseInsensitive: kind == .HEADER_KIND, undecodable: collector.undecodable)
     }
 
     fileprivate static func decoded(_ value: UnsafePointer<CChar>, kind: MHD_ValueKind) -> String? {
@@ -101,12 +121,17 @@ package struct RequestFields: @unchecked Sendable {
 /// What `MHD_get_connection_values` reports, first value per name.
 private final class FieldCollector {
     var values: [String: String] = [:]
+    /// The first name whose value does not decode.
+    var undecodable: String?
     let caseInsensitive: Bool
     let kind: MHD_ValueKind
+    /// Whether values are kept, or only checked.
+    let keepsValues: Bool
 
-    init(caseInsensitive: Bool, kind: MHD_ValueKind) {
+    init(caseInsensitive: Bool, kind: MHD_ValueKind, keepsValues: Bool) {
         self.caseInsensitive = caseInsensitive
         self.kind = kind
+        self.keepsValues = keepsValues
     }
 }
 
@@ -117,9 +142,11 @@ private let collectField: MHD_KeyValueIterator = { cls, _, key, value in
     // Names as the live lookup matches them (raw; headers case-insensitively); a name without
     // a value reads as absent there too.
     let normalized = collector.caseInsensitive ? name.lowercased() : name
-    if collector.values[normalized] == nil, let value, let decoded = RequestFields.decoded(value, kind: collector.kind)
-    {
-        collector.values[normalized] = decoded
+    guard let value else { return mhdYes }
+    guard let decoded = RequestFields.decoded(value, kind: collector.kind) else {
+        if collector.undecodable == nil { collector.undecodable = name }
+        return mhdYes
     }
+    if collector.keepsValues, collector.values[normalized] == nil { collector.values[normalized] = decoded }
     return mhdYes
 }
