@@ -185,6 +185,24 @@ import Glibc
         }
     }
 
+    @Test func writesToAGroupHeldLongerThanTheirLockWaitAreRefusedAtOnce() throws {
+        try withTestServer(configure: { $0.faultLab = true }) { server, client in
+            try seed(client)
+            let held = try inject(client, #"{"kind":"slow-publish","seconds":30}"#)
+            #expect(held.status == 201)
+            // Not after the 5 s lock wait as group-locked, holding a pool thread: group-held now.
+            for answer in [
+                try client.put("/feeds/g", json: #"{"title":"third"}"#), try client.request("DELETE", "/feeds/g"),
+                try client.request("PUT", "/feeds/g/archive", headers: [("Content-Type", "application/x-tar")]),
+            ] {
+                #expect(answer.status == 409, "\(answer.text)")
+                #expect((answer.json["type"] as? String)?.hasSuffix("/group-held") == true, "\(answer.text)")
+                #expect(Int(answer.header("Retry-After") ?? "").map { (20...30).contains($0) } == true)
+            }
+            #expect(try client.put("/feeds/other", json: #"{"n":1}"#).status == 201, "another group is not held")
+        }
+    }
+
     @Test func aFaultWaitsOutAHoldThatEndsSoonAndLandsOnTopOfIt() throws {
         try withTestServer(configure: { $0.faultLab = true }) { server, client in
             try seed(client)

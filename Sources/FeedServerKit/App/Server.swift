@@ -98,9 +98,11 @@ final class Server: Sendable {
         do { try journal?.file.prepare() } catch {
             throw StartError(description: "cannot make the journal's folder: \(journal?.file.reason(error) ?? "")")
         }
-        let feeds = FeedRoutes(
+        let faultLab = options.faultLab ? FaultLab() : nil
+        var feeds = FeedRoutes(
             store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
             maxBodyBytes: transport.maxBodyBytes, lint: lint)
+        feeds.lab = faultLab
         // --seed: every group published before the first request; --watch follows edits.
         var watcher: SeedWatcher?
         if let seed = options.seed {
@@ -122,7 +124,6 @@ final class Server: Sendable {
             }
         }
         self.watcher = watcher
-        let faultLab = options.faultLab ? FaultLab() : nil
         self.faultLab = faultLab
         let faults = FaultRoutes(store: store, lab: faultLab, metrics: metrics)
         let rotation = RotationRoutes(clock: SystemClock())

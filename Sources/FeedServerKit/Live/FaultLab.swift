@@ -62,6 +62,19 @@ final class FaultLab: @unchecked Sendable {
         }
     }
 
+    /// A 409 naming the hold when `group` is held longer than a write waits for its lock
+    /// (`waitNanos`): a publish, delete or restore refused at once, rather than holding a
+    /// work-pool thread for the whole wait to be refused after it.
+    func refuseWrites(to group: String, waitNanos: Int64) throws(Problem) {
+        let hold = condition.withLock { holds[group] }
+        guard let hold else { return }
+        let remaining = hold.deadline - MonotonicClock.nanos()
+        guard remaining > waitNanos else { return }
+        throw Problem.groupHeld(
+            group, generationId: hold.publish.generationId, untilEpochMs: hold.untilEpochMs,
+            remainingSeconds: Int((remaining + 999_999_999) / 1_000_000_000))
+    }
+
     /// A 409 naming the hold when `group` is held past the time a fault may wait (or at all,
     /// once it has waited); otherwise what is left of a hold, in nanoseconds (nil: none).
     @discardableResult

@@ -120,6 +120,7 @@ struct ArchiveRoutes: Sendable {
     func restore(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let request = routed.request
         let (group, parameters) = try feeds.publishParameters(routed)
+        try feeds.refuseIfHeld(group)
         guard let type = request.mediaType, Self.mediaTypes.contains(type) else {
             throw bodies.unsupported(request.headers["Content-Type"])
         }

@@ -46,6 +46,7 @@ extension FeedRoutes {
     func publish(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let request = routed.request
         let (group, parameters) = try publishParameters(routed)
+        try refuseIfHeld(group)
         let maxFeedBytes = store.configuration.maxFeedBytes
         let upload: AssetUpload
         switch request.mediaType {

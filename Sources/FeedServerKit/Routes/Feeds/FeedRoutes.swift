@@ -17,6 +17,13 @@ struct FeedRoutes: Sendable {
     let listings = ListingCache()
     /// The platform-limit check every publish answer reports (`--android-screen`).
     let lint: FeedLint
+    /// `--fault-lab`: writes to a group it holds are refused at once (nil: no lab).
+    var lab: FaultLab? = nil
+
+    /// Refuses a write to `group` that would wait out a fault-lab hold.
+    func refuseIfHeld(_ group: String) throws(Problem) {
+        try lab?.refuseWrites(to: group, waitNanos: store.configuration.lockWaitMs &* 1_000_000)
+    }
 
     /// The template of a feed's read and publish route.
     static let readTemplate = "/feeds/{group}"
@@ -130,6 +137,7 @@ struct FeedRoutes: Sendable {
 
     func clear(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let group = try Self.validGroup(routed.parameters[0])
+        try refuseIfHeld(group)
         let headers = routed.request.headers
         let precondition = try Conditional.writePrecondition(
             ifMatch: headers["If-Match"], ifNoneMatch: headers["If-None-Match"])
