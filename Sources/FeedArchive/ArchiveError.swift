@@ -32,6 +32,10 @@ package enum ArchiveError: Error, Equatable, Sendable {
     /// (`bytes` of it, the body `bodyBytes`): a tar stores every byte it unpacks to, so such
     /// headers claim data the body does not hold.
     case largerThanBody(String, bytes: Int, bodyBytes: Int)
+    /// A compressed archive's data, declared or read up to and including this entry, past
+    /// `ArchiveUnpacker.maxExpansion` times its compressed size (`bytes` of it, the body
+    /// `bodyBytes`): a compression bomb, refused before it fills the disk.
+    case expandsTooMuch(String, bytes: Int, bodyBytes: Int)
     /// `payload.json` declared larger than `ArchiveLimits.maxPayloadBytes`.
     case payloadTooLarge(bytes: Int, limit: Int)
     /// `meta.json` declared larger than `SeedMeta.maxBytes`.

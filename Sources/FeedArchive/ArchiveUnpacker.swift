@@ -60,8 +60,11 @@ package enum ArchiveUnpacker {
         var seen = Set<String>()
         var entries = 0
         var declared = 0
-        // A compressed tar may honestly hold more than its body: only the limit bounds it.
-        let bounds = DataBounds(limit: limits.maxBytes, archiveBytes: reader.isCompressed ? .max : reader.archiveBytes)
+        // A compressed tar may honestly hold more than its body, within `maxExpansion` of it.
+        let bounds = DataBounds(
+            limit: limits.maxBytes,
+            archiveBytes: reader.isCompressed ? compressedAllowance(reader.archiveBytes) : reader.archiveBytes,
+            compressed: reader.isCompressed, bodyBytes: reader.archiveBytes)
         while true {
             let entry: TarReader.Entry
             do {
@@ -77,7 +80,7 @@ package enum ArchiveUnpacker {
             guard declared <= limits.maxBytes else { throw .tooMuchData(limit: limits.maxBytes) }
             guard declared <= bounds.archiveBytes else {
                 // `place(of:)` refused an entry without a path.
-                throw .largerThanBody(entry.path ?? "", bytes: declared, bodyBytes: bounds.archiveBytes)
+                throw bounds.refusal(entry.path ?? "", reached: declared)
             }
             let key: String
             switch place {
@@ -150,18 +153,34 @@ package enum ArchiveUnpacker {
         }
     }
 
+    /// How many times its compressed size a compressed archive may unpack to (JSON and text
+    /// compress well; photos hardly at all), and the allowance every compressed archive has
+    /// whatever its size.
+    package static let maxExpansion = 64
+    package static let minimumCompressedAllowance = 16 << 20
+
+    private static func compressedAllowance(_ bodyBytes: Int) -> Int {
+        max(
+            minimumCompressedAllowance,
+            bodyBytes.multipliedReportingOverflow(by: maxExpansion).overflow ? .max : bodyBytes * maxExpansion)
+    }
+
     /// The most data bytes an archive may unpack to: `--max-body-bytes`, and never more than
-    /// the archive itself holds.
+    /// the archive itself holds (compressed: `compressedAllowance` of it).
     private struct DataBounds {
         let limit: Int
         let archiveBytes: Int
+        let compressed: Bool
+        let bodyBytes: Int
 
         var bytes: Int { min(limit, archiveBytes) }
 
         /// The refusal for `reached` bytes of data, read while unpacking `entry`.
         func refusal(_ entry: String, reached: Int) -> ArchiveError {
-            archiveBytes <= limit
-                ? .largerThanBody(entry, bytes: reached, bodyBytes: archiveBytes) : .tooMuchData(limit: limit)
+            guard archiveBytes <= limit else { return .tooMuchData(limit: limit) }
+            return compressed
+                ? .expandsTooMuch(entry, bytes: reached, bodyBytes: bodyBytes)
+                : .largerThanBody(entry, bytes: reached, bodyBytes: archiveBytes)
         }
     }
 

@@ -81,6 +81,26 @@ import Testing
         }
     }
 
+    @Test func aGzippedTarUnpacksToAtMost64TimesItsSizeWhateverTheLimits() throws {
+        let scratch = ScratchDirectory()
+        let folder = scratch.path + "/zeros"
+        try FileManager.default.createDirectory(atPath: folder + "/assets", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: folder + "/payload.json", contents: Data("{}".utf8))
+        // 40 MiB of zeros gzip to about 40 KiB: within --max-body-bytes and any asked-for budget,
+        // 1,000 times the body. Refused from its header, before a byte of it is written.
+        FileManager.default.createFile(atPath: folder + "/assets/z.png", contents: Data(count: 40 << 20))
+        let body = try tar(folder, gzip: true)
+        #expect(body.count < 256 << 10)
+        try withTestServer(configure: { $0.transport.maxBodyBytes = 1 << 30 }) { server, client in
+            let response = try restore(
+                client, "/feeds/bomb/archive?maxBytes=1073741824&budgetBytes=4294967296", body,
+                type: "application/gzip")
+            #expect(response.status == 400, "\(response.text)")
+            #expect((response.json["detail"] as? String)?.contains("64 times") == true, "\(response.text)")
+            #expect(try client.get("/feeds/bomb").status == 404)
+        }
+    }
+
     @Test func assetsOverTheBudgetAreA422ThatNamesImagesPack() throws {
         let scratch = ScratchDirectory()
         let folder = try seedFolder(scratch)

@@ -54,6 +54,11 @@ extension Problem {
             self = .invalidArchiveEntry(
                 "Entry '\(Self.shown(path))' takes the archive's data to \(bytes) bytes, more than the "
                     + "\(bodyBytes) bytes of the whole archive: its header claims data the body does not hold.")
+        case .expandsTooMuch(let path, let bytes, let bodyBytes):
+            self = .invalidArchiveEntry(
+                "Entry '\(Self.shown(path))' takes the archive's data to \(bytes) bytes, more than "
+                    + "\(ArchiveUnpacker.maxExpansion) times the \(bodyBytes) bytes of the compressed archive (or "
+                    + "\(ArchiveUnpacker.minimumCompressedAllowance) bytes): send it uncompressed.")
         case .payloadTooLarge(let bytes, let limit):
             self = .payloadTooLarge("payload.json has \(bytes) bytes; the limit is \(limit) (--max-payload-bytes).")
         case .metaTooLarge(let bytes, let limit):
