@@ -32,6 +32,20 @@ import Testing
         }
     }
 
+    @Test func aStreamOnAFeedTheCacheCannotKeepReadsItOnlyWhenItChanges() throws {
+        // No render is kept: before, the watcher read the whole group again on every 100 ms tick.
+        try withTestServer(configure: { $0.readCacheBytes = 0 }) { server, client in
+            let first = try #require(try client.put("/feeds/g", json: "[1]").json["fingerprint"] as? String)
+            let stream = try open(server.port)
+            _ = try stream.readUntil("id: \(first)")
+            let before = server.cache.groupReads.load(ordering: .relaxed)
+            Thread.sleep(forTimeInterval: 1.5)
+            #expect(server.cache.groupReads.load(ordering: .relaxed) - before <= 1, "fifteen ticks, no change")
+            let other = try FeedStore(root: server.options.root).publish(group: "g", payloadJSON: Array("[3]".utf8))
+            _ = try stream.readUntil("id: \(other.fingerprint)")
+        }
+    }
+
     @Test func lastEventIDSkipsWhatTheClientAlreadyHas() throws {
         try withTestServer { server, client in
             let fingerprint = try #require(try client.put("/feeds/g", json: "[1]").json["fingerprint"] as? String)

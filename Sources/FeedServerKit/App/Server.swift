@@ -21,6 +21,8 @@ final class Server: Sendable {
     /// Request counters and publish latency, served at `/metrics`.
     let metrics: Metrics
     private let waiters: Waiters
+    /// Rendered feed reads.
+    let cache: FeedResponseCache
     /// Tells the cache, the waiters and the hook of every change; emptied at shutdown.
     private let broadcaster: PublishBroadcaster
     private let pool: WorkPool
@@ -78,6 +80,7 @@ final class Server: Sendable {
         let recent = options.recentRequests > 0 ? RecentRequests(capacity: options.recentRequests) : nil
         let cache = FeedResponseCache(
             store: store, budgetBytes: options.readCacheBytes, caching: caching, reads: reads)
+        self.cache = cache
         let waiters = try Self.starting("the waiters' watcher") { () throws(ThreadStartError) in
             try Waiters(cache: cache, metrics: metrics, capacity: options.maxWaiters)
         }

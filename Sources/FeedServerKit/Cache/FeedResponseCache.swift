@@ -58,6 +58,8 @@ final class FeedResponseCache: Sendable {
 
     /// Where reads of each served generation are counted.
     let reads: ReadCounts
+    /// Groups read from the disk (a lookup neither an entry nor a remembered absence answered).
+    let groupReads = Atomic<Int>(0)
 
     /// A cache over `store` holding at most `budgetBytes` of renders in at most `capacity` entries.
     init(
@@ -90,6 +92,9 @@ final class FeedResponseCache: Sendable {
         return nil
     }
 
+    /// Whether what `token` was taken from is still what the store serves (its probes, no read).
+    func isCurrent(_ token: ChangeToken) -> Bool { store.isCurrent(token) }
+
     /// Whether `lookup` would answer `key` from memory: a current entry, or a remembered absence
     /// still within its recheck interval.
     func isAnsweredFromMemory(_ key: Key) -> Bool {
@@ -107,6 +112,7 @@ final class FeedResponseCache: Sendable {
         {
             return .noFeed(miss.read)
         }
+        groupReads.add(1, ordering: .relaxed)
         let snapshot = store.snapshot(group: key.group, schemaVersion: key.schemaVersion)
         guard let generation = snapshot.read.served else {
             state.withLock { Self.remove(key, from: &$0) }

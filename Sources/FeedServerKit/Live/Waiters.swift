@@ -15,8 +15,9 @@ import Darwin
 /// Parked requests hold no thread (libmicrohttpd suspends their connections). One watcher thread
 /// keeps the deadlines (libmicrohttpd 0.9.75 never times a suspended connection out) and notices
 /// publishes by other processes into the same root by revalidating each watched feed every
-/// 100 ms through the read cache (one `lstat` per watched feed); publishes through this server
-/// wake their waiters at once.
+/// 100 ms against the change token of what it last served (the store's `lstat` probes): a feed
+/// is read again only when it changed, so waiters on feeds the read cache could not keep cost no
+/// reading. Publishes through this server wake their waiters at once.
 final class Waiters: Sendable {
     private struct Waiter {
         let key: FeedResponseCache.Key
@@ -32,8 +33,28 @@ final class Waiters: Sendable {
         let stream: EventStream
     }
 
+    /// What a watched key served when last looked at: enough to wake waiters and send events
+    /// without holding the render (the read cache's budget decides what stays in memory).
+    struct Served: Sendable {
+        let token: ChangeToken
+        let entityTag: String
+        let fingerprint: String
+        let generationId: String
+        let generatedAtEpochMs: Int64
+
+        init(_ entry: FeedResponseCache.Entry) {
+            token = entry.token
+            entityTag = entry.entityTag
+            fingerprint = entry.fingerprint
+            generationId = entry.generationId
+            generatedAtEpochMs = entry.generatedAtEpochMs
+        }
+    }
+
     private let cache: FeedResponseCache
     private let metrics: Metrics
+    /// Per watched key, what it served when last read (none: read it at the next check).
+    private let watched = Lock<[FeedResponseCache.Key: Served]>([:])
     private let waiting = Lock<[ObjectIdentifier: Waiter]>([:])
     private let subscribers = Lock<[ObjectIdentifier: Subscriber]>([:])
     /// A comment line this often keeps proxies and clients from closing an idle stream.
@@ -99,7 +120,7 @@ final class Waiters: Sendable {
         metrics.openWaiters.add(1, ordering: .relaxed)
         // From memory only: this runs on a libmicrohttpd thread, and reading the group could
         // mean reading whole generations. Otherwise the watcher's next tick sends the event.
-        if let served = cache.current(key) { send(served, toStreamsOf: key) }
+        if let served = cache.current(key) { send(Served(served), toStreamsOf: key) }
         return stream
     }
 
@@ -134,9 +155,10 @@ final class Waiters: Sendable {
             wake { $0.deadlineNanos <= now }
             dropFinishedStreams()
             heartbeat(now: now)
-            check(
-                keys: waiting.withLock { Set($0.values.map(\.key)) }.union(
-                    subscribers.withLock { Set($0.values.map(\.key)) }))
+            let keys = waiting.withLock { Set($0.values.map(\.key)) }.union(
+                subscribers.withLock { Set($0.values.map(\.key)) })
+            forgetUnwatched(keeping: keys)
+            check(keys: keys)
         }
     }
 
@@ -144,14 +166,30 @@ final class Waiters: Sendable {
     /// streams that have not seen the current generation.
     private func check(keys: Set<FeedResponseCache.Key>) {
         for key in keys {
-            var served: FeedResponseCache.Entry?
-            if case .feed(let entry) = cache.lookup(key) { served = entry }
+            let served = current(key)
             wake { $0.key == key && $0.entityTag != served?.entityTag }
             guard let served else {
                 sendGone(toStreamsOf: key)
                 continue
             }
             send(served, toStreamsOf: key)
+        }
+    }
+
+    /// What `key` serves now: what it served last while that is still current (no read), else
+    /// read through the cache, and remembered for the next check.
+    private func current(_ key: FeedResponseCache.Key) -> Served? {
+        if let known = watched.withLock({ $0[key] }), cache.isCurrent(known.token) { return known }
+        var served: Served?
+        if case .feed(let entry) = cache.lookup(key) { served = Served(entry) }
+        watched.withLock { $0[key] = served }
+        return served
+    }
+
+    /// Forgets what keys nobody waits on any more served.
+    private func forgetUnwatched(keeping keys: Set<FeedResponseCache.Key>) {
+        watched.withLock { watched in
+            for key in watched.keys where !keys.contains(key) { watched.removeValue(forKey: key) }
         }
     }
 
@@ -172,7 +210,7 @@ final class Waiters: Sendable {
     }
 
     /// Sends the served generation to the streams of `key` that have not seen it.
-    private func send(_ served: FeedResponseCache.Entry, toStreamsOf key: FeedResponseCache.Key) {
+    private func send(_ served: Served, toStreamsOf key: FeedResponseCache.Key) {
         let now = MonotonicClock.nanos()
         let streams = subscribers.withLock { subscribers -> [EventStream] in
             var due: [EventStream] = []
@@ -190,7 +228,7 @@ final class Waiters: Sendable {
     }
 
     /// `id: <fingerprint>`, `event: generation`, `data: {"generationId","fingerprint","generatedAtEpochMs"}`.
-    static func generationEvent(_ entry: FeedResponseCache.Entry) -> [UInt8] {
+    static func generationEvent(_ entry: Served) -> [UInt8] {
         var data = Array("{\"generationId\":".utf8)
         CompactJSON.writeString(entry.generationId, to: &data)
         data.append(
