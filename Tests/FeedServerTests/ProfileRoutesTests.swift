@@ -69,6 +69,22 @@ import Testing
         }
     }
 
+    @Test func warningsFollowTheProfileAndThePublishAtOnce() throws {
+        try withTestServer { (_, client) throws -> Void in
+            #expect(try client.put("/feeds/g", json: #"{"quotes":[{"id":"q1","text":"a"}]}"#).status == 201)
+            let codes = { () throws -> [String] in
+                let answer = try client.get("/feeds/g/warnings")
+                return (answer.json["warnings"] as? [[String: Any]])?.compactMap { $0["code"] as? String } ?? []
+            }
+            #expect(try codes().isEmpty)
+            // Within the second an answer is reused for: a new profile and a new publish still show.
+            #expect(try client.put("/feeds/g/profile", json: #"{"items":"/quotes","image":"{id}.jpg"}"#).status == 201)
+            #expect(try codes() == ["item-image-missing"])
+            #expect(try client.put("/feeds/g", json: #"{"quotes":[{"id":"q1","text":"a"},{"id":"q2"}]}"#).status == 201)
+            #expect(try codes() == ["item-image-missing", "item-image-missing"])
+        }
+    }
+
     @Test func deletingTheFeedKeepsTheProfile() throws {
         try withTestServer { (_, client) throws -> Void in
             #expect(try client.put("/feeds/quotes/profile", json: Self.profile).status == 201)

@@ -15,6 +15,8 @@ struct FeedRoutes: Sendable {
     let maxBodyBytes: Int
     /// Rendered `/generations` answers, revalidated against the group folder.
     let listings = ListingCache()
+    /// `/warnings` answers per served generation and profile.
+    let warningsMemo = WarningsMemo()
     /// The platform-limit check every publish answer reports (`--android-screen`).
     let lint: FeedLint
     /// `--fault-lab`: writes to a group it holds are refused at once (nil: no lab).
