@@ -46,6 +46,20 @@ import Testing
         }
     }
 
+    @Test func aGenerationDamagedInPlaceIsStreamedAsTheFallback() throws {
+        try withTestServer { server, client in
+            let first = try client.put("/feeds/g", json: "[1]")
+            let second = try client.put("/feeds/g", json: "[2]")
+            let stream = try open(server.port)
+            _ = try stream.readUntil("id: \(try #require(second.json["fingerprint"] as? String))")
+            let id = try #require(second.json["generationId"] as? String)
+            // Another process damages the served feed.json without moving the pointer.
+            let path = server.options.root + "/g/generations/\(id)/feed.json"
+            try Data(#"{"schemaVersion":1,"gener"#.utf8).write(to: URL(fileURLWithPath: path))
+            _ = try stream.readUntil("id: \(try #require(first.json["fingerprint"] as? String))")
+        }
+    }
+
     @Test func lastEventIDSkipsWhatTheClientAlreadyHas() throws {
         try withTestServer { server, client in
             let fingerprint = try #require(try client.put("/feeds/g", json: "[1]").json["fingerprint"] as? String)

@@ -92,8 +92,17 @@ final class FeedResponseCache: Sendable {
         return nil
     }
 
-    /// Whether what `token` was taken from is still what the store serves (its probes, no read).
-    func isCurrent(_ token: ChangeToken) -> Bool { store.isCurrent(token) }
+    /// Whether what `token` (an entry's) was taken from is still what the store serves (its
+    /// probes, no read). When it is not, the entry holding it is dropped at once: the check that
+    /// found it stale may have been the one an interval allows (the served feed.json's), so the
+    /// next `lookup` asking again could wrongly find it current.
+    func isCurrent(_ token: ChangeToken, of key: Key) -> Bool {
+        if store.isCurrent(token) { return true }
+        state.withLock { state in
+            if state.entries[key]?.token === token { Self.remove(key, from: &state) }
+        }
+        return false
+    }
 
     /// Whether `lookup` would answer `key` from memory: a current entry, or a remembered absence
     /// still within its recheck interval.

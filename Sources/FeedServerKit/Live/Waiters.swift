@@ -179,7 +179,7 @@ final class Waiters: Sendable {
     /// What `key` serves now: what it served last while that is still current (no read), else
     /// read through the cache, and remembered for the next check.
     private func current(_ key: FeedResponseCache.Key) -> Served? {
-        if let known = watched.withLock({ $0[key] }), cache.isCurrent(known.token) { return known }
+        if let known = watched.withLock({ $0[key] }), cache.isCurrent(known.token, of: key) { return known }
         var served: Served?
         if case .feed(let entry) = cache.lookup(key) { served = Served(entry) }
         watched.withLock { $0[key] = served }
