@@ -39,6 +39,15 @@ import Testing
         return Array(bytes)
     }
 
+    /// A gzip-compressed seed folder of `{}` and one asset of `bytes` zeros.
+    private func gzippedZeros(_ scratch: ScratchDirectory, asset: String, bytes: Int) throws -> [UInt8] {
+        let folder = scratch.path + "/zeros"
+        try FileManager.default.createDirectory(atPath: folder + "/assets", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: folder + "/payload.json", contents: Data("{}".utf8))
+        FileManager.default.createFile(atPath: folder + "/assets/" + asset, contents: Data(count: bytes))
+        return try tar(folder, gzip: true)
+    }
+
     private func restore(_ client: HTTPTestClient, _ path: String, _ body: [UInt8], type: String) throws -> WireResponse
     {
         try client.request("PUT", path, headers: [("Content-Type", type)], body: body)
@@ -61,13 +70,8 @@ import Testing
     }
 
     @Test func aGzippedTarIsBoundedByWhatItUnpacksTo() throws {
-        let scratch = ScratchDirectory()
-        let folder = scratch.path + "/zeros"
-        try FileManager.default.createDirectory(atPath: folder + "/assets", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: folder + "/payload.json", contents: Data("{}".utf8))
         // 4 MiB of zeros compress to a few KiB: the body passes the limit, what it unpacks to does not.
-        FileManager.default.createFile(atPath: folder + "/assets/z.jpg", contents: Data(count: 4 << 20))
-        let body = try tar(folder, gzip: true)
+        let body = try gzippedZeros(ScratchDirectory(), asset: "z.jpg", bytes: 4 << 20)
         #expect(body.count < 64 << 10)
         try withTestServer(configure: { $0.transport.maxBodyBytes = 1 << 20 }) { _, client in
             let response = try restore(client, "/feeds/bomb/archive", body, type: "application/gzip")
@@ -82,14 +86,9 @@ import Testing
     }
 
     @Test func aGzippedTarUnpacksToAtMost64TimesItsSizeWhateverTheLimits() throws {
-        let scratch = ScratchDirectory()
-        let folder = scratch.path + "/zeros"
-        try FileManager.default.createDirectory(atPath: folder + "/assets", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: folder + "/payload.json", contents: Data("{}".utf8))
         // 40 MiB of zeros gzip to about 40 KiB: within --max-body-bytes and any asked-for budget,
         // 1,000 times the body. Refused from its header, before a byte of it is written.
-        FileManager.default.createFile(atPath: folder + "/assets/z.png", contents: Data(count: 40 << 20))
-        let body = try tar(folder, gzip: true)
+        let body = try gzippedZeros(ScratchDirectory(), asset: "z.png", bytes: 40 << 20)
         #expect(body.count < 256 << 10)
         try withTestServer(configure: { $0.transport.maxBodyBytes = 1 << 30 }) { server, client in
             let response = try restore(

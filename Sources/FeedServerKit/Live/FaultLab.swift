@@ -66,26 +66,26 @@ final class FaultLab: @unchecked Sendable {
     /// (`waitNanos`): a publish, delete or restore refused at once, rather than holding a
     /// work-pool thread for the whole wait to be refused after it.
     func refuseWrites(to group: String, waitNanos: Int64) throws(Problem) {
-        let hold = condition.withLock { holds[group] }
-        guard let hold else { return }
-        let remaining = hold.deadline - MonotonicClock.nanos()
-        guard remaining > waitNanos else { return }
-        throw Problem.groupHeld(
-            group, generationId: hold.publish.generationId, untilEpochMs: hold.untilEpochMs,
-            remainingSeconds: Int((remaining + 999_999_999) / 1_000_000_000))
+        _ = try refuseIfHeld(group, longerThan: waitNanos)
     }
 
     /// A 409 naming the hold when `group` is held past the time a fault may wait (or at all,
     /// once it has waited); otherwise what is left of a hold, in nanoseconds (nil: none).
     @discardableResult
     private func refuseIfHeld(_ group: String, waited: Bool = false) throws(Problem) -> Int64? {
+        try refuseIfHeld(group, longerThan: waited ? -1 : Self.lockWaitNanos)
+    }
+
+    /// A 409 naming the hold when `group` is held more than `nanos` longer; otherwise what is
+    /// left of a hold, in nanoseconds (nil: none).
+    private func refuseIfHeld(_ group: String, longerThan nanos: Int64) throws(Problem) -> Int64? {
         let hold = condition.withLock { holds[group] }
         guard let hold else { return nil }
-        let remaining = hold.deadline - MonotonicClock.nanos()
-        guard waited || remaining > Self.lockWaitNanos else { return max(0, remaining) }
+        let remaining = max(0, hold.deadline - MonotonicClock.nanos())
+        guard remaining > nanos else { return remaining }
         throw Problem.groupHeld(
             group, generationId: hold.publish.generationId, untilEpochMs: hold.untilEpochMs,
-            remainingSeconds: Int((max(0, remaining) + 999_999_999) / 1_000_000_000))
+            remainingSeconds: Int((remaining + 999_999_999) / 1_000_000_000))
     }
 
     private func hold(_ publish: HeldPublish, seconds: Int) {

@@ -60,7 +60,7 @@ final class ReadCounts: Sendable {
     }
 
     /// One group's reads, as `GET /journal/reads` lists them.
-    struct GroupReads: Equatable, Sendable {
+    struct GroupReads: Sendable {
         var group: String
         /// `404`s: no readable generation (for that `schemaVersion`).
         var notFound = 0
@@ -68,12 +68,6 @@ final class ReadCounts: Sendable {
         var generations: [(generationId: String, counts: Counts)] = []
         /// Generations whose tallies were folded away (past `maxGenerations`).
         var earlier = Counts()
-
-        static func == (left: GroupReads, right: GroupReads) -> Bool {
-            left.group == right.group && left.notFound == right.notFound && left.earlier == right.earlier
-                && left.generations.map(\.generationId) == right.generations.map(\.generationId)
-                && left.generations.map(\.counts) == right.generations.map(\.counts)
-        }
     }
 
     /// Most generations with a tally of their own, and most groups whose `404`s are counted by

@@ -82,12 +82,13 @@ final class RecentRequests: Sendable {
         }
     }
 
-    /// Up to `limit` records whose path `matches`, newest first. The slots are copied under the
-    /// lock (a few hundred bytes each) and decoded after it.
-    func newest(_ limit: Int, matching matches: (String) -> Bool = { _ in true }) -> [Record] {
+    /// Up to `limit` records whose path `matches` (nil: every record), newest first. The slots
+    /// are copied under the lock (a few hundred bytes each; without a filter only the `limit`
+    /// newest, since every request waits for that lock) and decoded after it.
+    func newest(_ limit: Int, matching matches: ((String) -> Bool)? = nil) -> [Record] {
         guard capacity > 0, limit > 0 else { return [] }
         let (copied, count) = state.withLock { state -> ([UInt8], Int) in
-            let count = min(state.written, capacity)
+            let count = min(state.written, capacity, matches == nil ? limit : .max)
             var copied = [UInt8]()
             copied.reserveCapacity(count * Layout.size)
             for back in 0..<count {
@@ -100,7 +101,7 @@ final class RecentRequests: Sendable {
         copied.withUnsafeBytes { bytes in
             for index in 0..<count where records.count < limit {
                 let slot = UnsafeRawBufferPointer(rebasing: bytes[(index * Layout.size)...])
-                guard matches(Self.path(slot).text) else { continue }
+                if let matches, !matches(Self.path(slot).text) { continue }
                 records.append(Self.read(slot))
             }
         }

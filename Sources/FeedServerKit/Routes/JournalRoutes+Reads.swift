@@ -12,7 +12,7 @@ extension JournalRoutes {
         // A filter, as in `GET /journal`: a name no group has matches nothing.
         let group = query["group"]
         let counted = reads.snapshot(group: group)
-        let requests = recent?.newest(limit) { Self.concerns($0, group: group) } ?? []
+        let requests = recent?.newest(limit, matching: group.map { group in { Self.concerns($0, group: group) } }) ?? []
         let body = CompactJSON.bytes(
             .object([
                 JSONMember("since", .number(String(counted.since))),
@@ -24,10 +24,8 @@ extension JournalRoutes {
         return .json(200, body + [0x0A], headers: [("Cache-Control", "no-store")])
     }
 
-    /// Whether a request's path is about `group` (`/feeds/{group}` and what lies under it);
-    /// every path when no group is asked for.
-    static func concerns(_ path: String, group: String?) -> Bool {
-        guard let group else { return true }
+    /// Whether a request's path is about `group` (`/feeds/{group}` and what lies under it).
+    static func concerns(_ path: String, group: String) -> Bool {
         let feed = "/feeds/" + group
         return path == feed || path.hasPrefix(feed + "/")
     }
@@ -44,7 +42,7 @@ extension JournalRoutes {
                             [JSONMember("generationId", .string(generation.generationId))] + json(generation.counts))
                     })),
         ]
-        if reads.earlier != ReadCounts.Counts() {
+        if !reads.earlier.isZero {
             members.append(JSONMember("earlierGenerations", .object(json(reads.earlier))))
         }
         return .object(members)

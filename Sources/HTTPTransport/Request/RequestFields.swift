@@ -94,7 +94,10 @@ package struct RequestFields: @unchecked Sendable {
     package var undecodableName: String? {
         switch source {
         case .live(let connection, let kind):
-            guard kind == .GET_ARGUMENT_KIND else { return nil }
+            // Counted without a callback first: most requests have no query, and pay nothing more.
+            guard kind == .GET_ARGUMENT_KIND, MHD_get_connection_values(connection, kind, nil, nil) > 0 else {
+                return nil
+            }
             let collector = FieldCollector(caseInsensitive: false, kind: kind, keepsValues: false)
             MHD_get_connection_values(connection, kind, collectField, Unmanaged.passUnretained(collector).toOpaque())
             return collector.undecodable

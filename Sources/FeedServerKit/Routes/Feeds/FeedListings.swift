@@ -25,7 +25,7 @@ extension FeedRoutes {
     func generations(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let (group, schemaVersion) = try readTarget(routed)
         let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
-        if let cached = listings.lookup(key, isCurrent: store.isCurrent) { return cached }
+        if let cached = listings.lookup(key, inputs: FolderOnly(), isCurrent: store.isCurrent) { return cached }
         let token = store.folderToken(group: group)
         guard let statuses = store.generations(group: group, schemaVersion: schemaVersion) else {
             throw Problem.noGroup(group)
@@ -59,39 +59,47 @@ extension FeedRoutes {
                 JSONMember("faults", .array(faults.map { FaultRoutes.json($0) })),
             ]))
         let response = HTTPResponse.json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
-        listings.store(key, response, token: token)
+        listings.store(key, response, token: token, inputs: FolderOnly())
         return response
     }
 }
 
-/// Rendered `/feeds/{group}/generations` answers. Each is revalidated on use by the group's
-/// folder token (`current.json`, `generations/` and the fault record, one `lstat` each), and
-/// re-rendered at least once a second, so a generation damaged in place shows up too.
-final class ListingCache: Sendable {
+/// Answers built from a whole group folder (`/generations`, `/warnings`), per group and schema
+/// filter. Each is revalidated on use by the group's folder token (`current.json`,
+/// `generations/` and the fault record, one `lstat` each) and by whatever else it was made from
+/// (`Inputs`: the profile, for warnings), and re-made at least once a second, so a generation
+/// damaged in place shows up too.
+final class ListingCache<Inputs: Equatable & Sendable>: Sendable {
     private struct Rendered {
         let response: HTTPResponse
         let token: ChangeToken
+        let inputs: Inputs
         let renderedAtNanos: Int64
     }
 
     private let entries = Lock<[FeedResponseCache.Key: Rendered]>([:])
     private let capacity = 1024
     /// Longest time an answer is reused without re-reading the folder.
-    static let maxAgeNanos: Int64 = 1_000_000_000
+    static var maxAgeNanos: Int64 { 1_000_000_000 }
 
-    /// The cached answer, when its folder has not changed and it is young enough.
-    func lookup(_ key: FeedResponseCache.Key, isCurrent: (ChangeToken) -> Bool) -> HTTPResponse? {
-        guard let rendered = entries.withLock({ $0[key] }),
+    /// The cached answer, when it was made from `inputs`, its folder has not changed and it is
+    /// young enough.
+    func lookup(_ key: FeedResponseCache.Key, inputs: Inputs, isCurrent: (ChangeToken) -> Bool) -> HTTPResponse? {
+        guard let rendered = entries.withLock({ $0[key] }), rendered.inputs == inputs,
             MonotonicClock.nanos() - rendered.renderedAtNanos < Self.maxAgeNanos, isCurrent(rendered.token)
         else { return nil }
         return rendered.response
     }
 
-    /// Keeps an answer rendered from a folder whose token (taken before reading it) is `token`.
-    func store(_ key: FeedResponseCache.Key, _ response: HTTPResponse, token: ChangeToken) {
+    /// Keeps an answer made from `inputs` and a folder whose token (taken before reading it) is `token`.
+    func store(_ key: FeedResponseCache.Key, _ response: HTTPResponse, token: ChangeToken, inputs: Inputs) {
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = Rendered(response: response, token: token, renderedAtNanos: MonotonicClock.nanos())
+            entries[key] = Rendered(
+                response: response, token: token, inputs: inputs, renderedAtNanos: MonotonicClock.nanos())
         }
     }
 }
+
+/// What a listing is made from besides its folder: nothing.
+struct FolderOnly: Equatable, Sendable {}

@@ -14,9 +14,9 @@ struct FeedRoutes: Sendable {
     /// `--max-body-bytes`: the largest multipart publish.
     let maxBodyBytes: Int
     /// Rendered `/generations` answers, revalidated against the group folder.
-    let listings = ListingCache()
-    /// `/warnings` answers per served generation and profile.
-    let warningsMemo = WarningsMemo()
+    let listings = ListingCache<FolderOnly>()
+    /// Rendered `/warnings` answers, made with the group's profile.
+    let warningsCache = ListingCache<WarningsInputs>()
     /// The platform-limit check every publish answer reports (`--android-screen`).
     let lint: FeedLint
     /// `--fault-lab`: writes to a group it holds are refused at once (nil: no lab).

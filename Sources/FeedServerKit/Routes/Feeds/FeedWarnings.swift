@@ -1,4 +1,3 @@
-import ConcurrencyPrimitives
 import FeedStore
 import HTTPTransport
 
@@ -16,9 +15,8 @@ extension FeedRoutes {
         let (stated, unreadable) = PublishLint.storedProfile(store, group: group)
         // An answer made for this folder's state and this profile within the last second is given
         // again without reading or parsing the generation (as listings are).
-        if let known = warningsMemo.answer(key, profile: stated, unreadable: unreadable, isCurrent: store.isCurrent) {
-            return known
-        }
+        let inputs = WarningsInputs(profile: stated, unreadable: unreadable?.detail)
+        if let known = warningsCache.lookup(key, inputs: inputs, isCurrent: store.isCurrent) { return known }
         let token = store.folderToken(group: group)
         let read = store.read(group: group, schemaVersion: schemaVersion)
         guard let generation = read.served else { throw Problem.noFeed(group: group, schemaVersion: schemaVersion) }
@@ -44,7 +42,7 @@ extension FeedRoutes {
                     JSONMember("fingerprint", .string(generation.fingerprint)),
                 ] + PublishLint.members(report)))
         let answer = HTTPResponse.json(200, body + [0x0A], headers: [("Cache-Control", "no-cache")])
-        warningsMemo.keep(answer, for: key, token: token, profile: stated, unreadable: unreadable)
+        warningsCache.store(key, answer, token: token, inputs: inputs)
         return answer
     }
 
@@ -58,43 +56,8 @@ extension FeedRoutes {
     }
 }
 
-/// The last `/warnings` answer per group and schema filter, with the folder token taken before
-/// it was made and the profile it was made with: reused for a second at most while the folder is
-/// unchanged (a generation damaged in place is not in the token), as listings are.
-final class WarningsMemo: Sendable {
-    private struct Made {
-        let token: ChangeToken
-        let madeAtNanos: Int64
-        let profile: WidgetProfile?
-        let unreadable: String?
-        let answer: HTTPResponse
-    }
-
-    private let answers = Lock<[FeedResponseCache.Key: Made]>([:])
-    /// Most answers kept (each a few KiB at most: warnings are capped per code).
-    static let capacity = 256
-
-    /// The answer made for this folder state and profile, if one was, within `ListingCache.maxAgeNanos`.
-    func answer(
-        _ key: FeedResponseCache.Key, profile: WidgetProfile?, unreadable: LintWarning?,
-        isCurrent: (ChangeToken) -> Bool
-    ) -> HTTPResponse? {
-        guard let made = answers.withLock({ $0[key] }), made.profile == profile, made.unreadable == unreadable?.detail,
-            MonotonicClock.nanos() - made.madeAtNanos < ListingCache.maxAgeNanos, isCurrent(made.token)
-        else { return nil }
-        return made.answer
-    }
-
-    /// Keeps `answer`, made from a folder whose token (taken before reading it) is `token`.
-    func keep(
-        _ answer: HTTPResponse, for key: FeedResponseCache.Key, token: ChangeToken, profile: WidgetProfile?,
-        unreadable: LintWarning?
-    ) {
-        answers.withLock { answers in
-            if answers.count >= Self.capacity, answers[key] == nil { answers.removeAll(keepingCapacity: true) }
-            answers[key] = Made(
-                token: token, madeAtNanos: MonotonicClock.nanos(), profile: profile, unreadable: unreadable?.detail,
-                answer: answer)
-        }
-    }
+/// What a `/warnings` answer is made from besides the group's folder: its widget profile.
+struct WarningsInputs: Equatable, Sendable {
+    let profile: WidgetProfile?
+    let unreadable: String?
 }
