@@ -94,6 +94,8 @@ import Testing
             // Chains of bounded repeats: glibc took seconds and gigabytes on 4 KiB of text.
             String(repeating: ".{0,255}", count: 8) + "~", String(repeating: "a{0,255}", count: 31) + "c",
             "(abc){255}",
+            // glibc reads `{,n}` as `{0,n}`, with n up to 32767: the same bounds, nesting and atoms.
+            ".{,2000}~", "(.{,30}){,30}{,30}", ".{,32767}~", "(.{,60}){,60}~", "a{,}{,}",
         ] {
             #expect(throws: ExpectationError.self, "\(slow)") { try PayloadPattern(slow) }
         }

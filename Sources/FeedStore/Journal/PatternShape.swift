@@ -107,15 +107,17 @@ struct PatternShape {
         return Part(atoms: 1, complex: false)
     }
 
-    /// The repetition at `index` (`*`, `+`, `?`: 1; `{m}`: m; `{m,}`: m + 1; `{m,n}`: n), nil
-    /// when none. A `{` not followed by a digit is a character.
+    /// The repetition at `index` (`*`, `+`, `?`: 1; `{m}`: m; `{m,}`: m + 1; `{m,n}`: n; glibc
+    /// reads `{,n}` as `{0,n}`), nil when none. A `{` followed by neither a digit nor a comma is a
+    /// character.
     private mutating func repetition() throws(Refusal) -> Int? {
         guard index < bytes.count else { return nil }
         switch bytes[index] {
         case UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "?"):
             index += 1
             return 1
-        case UInt8(ascii: "{") where index + 1 < bytes.count && Self.isDigit(bytes[index + 1]):
+        case UInt8(ascii: "{")
+        where index + 1 < bytes.count && (Self.isDigit(bytes[index + 1]) || bytes[index + 1] == UInt8(ascii: ",")):
             index += 1
             let low = number()
             var high = low
