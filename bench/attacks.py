@@ -692,6 +692,41 @@ def bigjson():
         summary("bigjson", f"{label}: VmHWM", f"{hwm:.1f} MiB", f"{idle:.1f} MiB", f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
 
 
+def jsonflood():
+    """24 concurrent JSON publishes of just under 16 MiB each on default options: the bodies held in
+    memory are bounded together (--max-memory-body-bytes), so some are refused 503 and the peak
+    stays under the target; /healthz is probed throughout."""
+    bodies = [sized_payload(16 * MIB - 64 * 1024, f"flood {i}") for i in range(24)]
+    with running("jsonflood") as server:
+        publish_small(server)
+        idle_probes = probe_idle(server)
+        idle = server.rss_mib()
+        results = [None] * len(bodies)
+
+        def put(i):
+            try:
+                results[i] = exchange(server.port, "PUT", f"/feeds/f{i}", {"Content-Type": "application/json"},
+                                      [bodies[i]], len(bodies[i]), limit_s=120)
+            except OSError as error:
+                results[i] = (f"error {type(error).__name__}", 0.0)
+
+        probes = Probes(server.port)
+        threads = [threading.Thread(target=put, args=(i,)) for i in range(len(bodies))]
+        for t in threads: t.start()
+        for t in threads: t.join(150)
+        during = probes.stop()
+        hwm = server.hwm_mib()
+        statuses = [r[0] for r in results]
+        counts = {status: statuses.count(status) for status in set(statuses)}
+        print(f"| 24 × {len(bodies[0]) / MIB:.2f} MiB JSON | {counts} | slowest {max(r[1] for r in results):.2f} s "
+              f"| idle {idle:.1f} MiB | VmHWM {hwm:.1f} MiB |")
+        report_probes("jsonflood", idle_probes, during, "24 concurrent 16 MiB JSON publishes")
+        summary("jsonflood", "24 concurrent 16 MiB JSON publishes: statuses", str(counts), "",
+                "each 201 or 503", all(s in (201, 503) for s in statuses))
+        summary("jsonflood", "24 concurrent 16 MiB JSON publishes: VmHWM", f"{hwm:.1f} MiB", f"{idle:.1f} MiB",
+                f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
+
+
 def members_body(size):
     """A JSON object of about `size` bytes with as many members as fit: {"k0":0,"k1":0,...}."""
     parts, total, index = [], 1, 0
@@ -868,7 +903,7 @@ def streams():
 # ---------------------------------------------------------------- main
 
 SCENARIOS = {"versions": versions, "faults": faults, "sparse": sparse, "fifo": fifo, "cache": cache,
-             "bigjson": bigjson, "members": members, "listings": listings, "streams": streams}
+             "bigjson": bigjson, "jsonflood": jsonflood, "members": members, "listings": listings, "streams": streams}
 
 
 class ScenarioTimeout(Exception):

@@ -41,7 +41,7 @@ package final class ClosureResponder: HTTPResponder {
         case .ambiguousFraming, .malformedMultipart: return 400
         case .unsupportedTransferCoding: return 501
         case .bodyTooLarge, .bodyNotTaken, .tooManyParts, .memoryPartsTooLarge: return 413
-        case .inflightLimit, .shuttingDown: return 503
+        case .inflightLimit, .memoryLimit, .shuttingDown: return 503
         case .uploadNotStored: return 507
         }
     }
@@ -53,6 +53,7 @@ package final class ClosureResponder: HTTPResponder {
         case .bodyTooLarge: return "body-too-large"
         case .bodyNotTaken: return "body-not-taken"
         case .inflightLimit: return "inflight-limit"
+        case .memoryLimit: return "memory-limit"
         case .shuttingDown: return "shutting-down"
         case .malformedMultipart: return "malformed-multipart"
         case .tooManyParts: return "too-many-parts"

@@ -34,4 +34,31 @@ import Testing
         #expect(collector.parts.count == 2)
         #expect(throws: TransportRefusal.tooManyParts(2)) { try collector.finish() }
     }
+
+    @Test func partsInMemoryCountAgainstTheSharedBudgetAsTheyArrive() {
+        let budget = InflightBudget(limit: 8)
+        do {
+            let collector = MultipartCollector(forTestingWithMaxParts: 10, memoryBudget: budget)
+            feed(collector, "payload", nil, "12345", offset: 0)
+            #expect(budget.inUse == 5)
+            feed(collector, "payload", nil, "67890", offset: 5)
+            #expect(budget.inUse == 5, "the piece that did not fit is not counted")
+            #expect(throws: TransportRefusal.memoryLimit(8)) { try collector.finish() }
+        }
+        #expect(budget.inUse == 0, "a collector gives back what it still holds when it goes")
+    }
+
+    @Test func aTakenReservationStaysWithItsTaker() {
+        let budget = InflightBudget(limit: 100)
+        var taken = 0
+        do {
+            let collector = MultipartCollector(forTestingWithMaxParts: 10, memoryBudget: budget)
+            feed(collector, "payload", nil, "hello", offset: 0)
+            taken = collector.takeMemoryReservation()
+        }
+        #expect(taken == 5)
+        #expect(budget.inUse == 5, "held until the taker gives it back")
+        budget.release(taken)
+        #expect(budget.inUse == 0)
+    }
 }

@@ -86,6 +86,13 @@ extension ServerOptions {
                 + "(default \(transportDefaults.maxInflightBytes))"
         ) { $0.transport.maxInflightBytes = try integer($1, "--max-inflight-bytes", 1...(1 << 42)) },
         Option(
+            flag: "--max-memory-body-bytes", environment: "FEED_SERVER_MAX_MEMORY_BODY_BYTES", placeholder: "N",
+            help:
+                "most request-body bytes held in memory (JSON bodies, payload parts) of all requests together, "
+                + "counted as they arrive; more get 503 with Retry-After; never below --max-payload-bytes "
+                + "(default \(transportDefaults.maxMemoryBodyBytes))"
+        ) { $0.transport.maxMemoryBodyBytes = try integer($1, "--max-memory-body-bytes", 1...(1 << 42)) },
+        Option(
             flag: "--max-connections", environment: "FEED_SERVER_MAX_CONNECTIONS", placeholder: "N",
             help: "most concurrent connections (default \(transportDefaults.maxConnections))"
         ) { $0.transport.maxConnections = try integer($1, "--max-connections", 1...100_000) },

@@ -11,6 +11,7 @@ extension Problem {
         case .bodyTooLarge(let limit): self = .bodyTooLarge(limit: limit)
         case .bodyNotTaken: self = .bodyNotTaken
         case .inflightLimit(let limit): self = .inflightLimit(limit)
+        case .memoryLimit(let limit): self = .memoryLimit(limit)
         case .shuttingDown(let started): self = .shuttingDown(started: started)
         case .malformedMultipart(let failure): self = .malformedMultipart(failure)
         case .tooManyParts(let limit): self = .tooManyParts(limit)
@@ -88,6 +89,16 @@ extension Problem {
             detail:
                 "Other uploads in progress hold the server's limit of \(limit) body bytes in flight "
                 + "(--max-inflight-bytes); try again in a moment.",
+            headers: [("Retry-After", "2")])
+    }
+
+    /// 503 while other requests' bodies hold the memory budget.
+    static func memoryLimit(_ limit: Int) -> Problem {
+        Problem(
+            status: 503, type: "busy", title: "Server busy",
+            detail:
+                "Other requests in progress hold the server's limit of \(limit) body bytes in memory "
+                + "(--max-memory-body-bytes); try again in a moment.",
             headers: [("Retry-After", "2")])
     }
 

@@ -40,6 +40,11 @@ package final class MultipartCollector: @unchecked Sendable {
     private let maxMemoryPartBytes: Int
     /// Bytes kept in memory so far.
     private var memoryBytes = 0
+    /// The daemon's budget of body bytes in memory, which parts kept in memory count against as
+    /// they arrive (nil: none).
+    private let memoryBudget: InflightBudget?
+    /// Bytes of `memoryBudget` this collector holds, given back in deinit unless taken.
+    private var memoryReserved = 0
     /// Where asset parts are streamed; nil keeps every part in memory.
     private let storage: (any UploadStorage)?
     /// The request's upload folder, made when the first asset part starts; it lives as long
@@ -52,10 +57,12 @@ package final class MultipartCollector: @unchecked Sendable {
     /// files in a folder of `storage`, the `payload` part stays in memory (all such parts together
     /// at most `maxMemoryPartBytes`). Without storage every part stays in memory.
     package init(
-        connection: OpaquePointer, maxParts: Int, maxMemoryPartBytes: Int = .max, storage: (any UploadStorage)? = nil
+        connection: OpaquePointer, maxParts: Int, maxMemoryPartBytes: Int = .max, memoryBudget: InflightBudget? = nil,
+        storage: (any UploadStorage)? = nil
     ) {
         self.maxParts = maxParts
         self.maxMemoryPartBytes = maxMemoryPartBytes
+        self.memoryBudget = memoryBudget
         self.storage = storage
         processor = MHD_create_post_processor(
             connection, 64 << 10, partIterator, Unmanaged.passUnretained(self).toOpaque())
@@ -63,9 +70,12 @@ package final class MultipartCollector: @unchecked Sendable {
     }
 
     /// A collector with no libmicrohttpd behind it, for feeding pieces directly in tests.
-    package init(forTestingWithMaxParts maxParts: Int, storage: (any UploadStorage)? = nil) {
+    package init(
+        forTestingWithMaxParts maxParts: Int, memoryBudget: InflightBudget? = nil, storage: (any UploadStorage)? = nil
+    ) {
         self.maxParts = maxParts
         maxMemoryPartBytes = .max
+        self.memoryBudget = memoryBudget
         self.storage = storage
         processor = nil
     }
@@ -146,6 +156,13 @@ package final class MultipartCollector: @unchecked Sendable {
             refusal = .memoryPartsTooLarge(limit: maxMemoryPartBytes)
             return false
         }
+        if let memoryBudget {
+            guard memoryBudget.reserve(piece.count) else {
+                refusal = .memoryLimit(memoryBudget.limit)
+                return false
+            }
+            memoryReserved += piece.count
+        }
         memoryBytes += piece.count
         parts[parts.count - 1].bytes.append(contentsOf: piece)
         return true
@@ -160,7 +177,15 @@ package final class MultipartCollector: @unchecked Sendable {
         }
     }
 
+    /// Hands the memory budget this collector holds to the caller, who gives it back once the
+    /// parts are no longer held.
+    package func takeMemoryReservation() -> Int {
+        defer { memoryReserved = 0 }
+        return memoryReserved
+    }
+
     deinit {
+        memoryBudget?.release(memoryReserved)
         if let processor { MHD_destroy_post_processor(processor) }
     }
 }

@@ -30,6 +30,7 @@ final class ConnectionState: @unchecked Sendable {
         var machine = Machine()
         var sink = Sink.none
         var buffer: [UInt8] = []
+        var memoryHeld = 0
         var parked: HTTPRequest?
         var suspension: Suspension?
         var deferred: DeferredResponse?
@@ -71,6 +72,13 @@ final class ConnectionState: @unchecked Sendable {
     var buffer: [UInt8] {
         _read { yield request.pointee.buffer }
         _modify { yield &request.pointee.buffer }
+    }
+
+    /// Bytes of the daemon's memory budget this request holds (its buffer, its multipart parts in
+    /// memory), given back when it completes.
+    var memoryHeld: Int {
+        get { request.pointee.memoryHeld }
+        set { request.pointee.memoryHeld = newValue }
     }
 
     /// The request as first handled, kept while it is parked.
@@ -121,7 +129,8 @@ final class ConnectionState: @unchecked Sendable {
     /// `Request` would copy it on every read.
     func reset() {
         if case .none = request.pointee.sink {} else { request.pointee.sink = .none }
-        if !request.pointee.buffer.isEmpty { request.pointee.buffer = [] }
+        if request.pointee.buffer.capacity > 0 { request.pointee.buffer = [] }
+        request.pointee.memoryHeld = 0
         if request.pointee.parked != nil { request.pointee.parked = nil }
         if request.pointee.suspension != nil { request.pointee.suspension = nil }
         if request.pointee.deferred != nil { request.pointee.deferred = nil }

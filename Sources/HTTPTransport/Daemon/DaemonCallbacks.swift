@@ -46,6 +46,7 @@ enum DaemonCallbacks {
         let completion = state.machine.completed()
         if completion.uncork, let connection { _ = CMicroHTTPD_set_cork(connection, 0) }
         context.budget.release(completion.releaseReserved)
+        context.memoryBudget.release(state.memoryHeld)
         if completion.wasSuspended {
             let key = ObjectIdentifier(state)
             context.suspended.withLock { _ = $0.removeValue(forKey: key) }

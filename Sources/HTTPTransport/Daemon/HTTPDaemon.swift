@@ -150,6 +150,8 @@ final class DaemonContext: Sendable {
     let watchdog: ConnectionWatchdog?
     /// Body bytes of requests in progress, against `maxInflightBytes`.
     let budget: InflightBudget
+    /// Body bytes held in memory by requests in progress, against `effectiveMemoryBodyBytes`.
+    let memoryBudget: InflightBudget
     /// Parked requests by their connection, so a shutdown can resume every one.
     let suspended = Lock<[ObjectIdentifier: Suspension]>([:])
     /// Requests whose answer is computed on the work pool, so a shutdown can answer them.
@@ -171,5 +173,6 @@ final class DaemonContext: Sendable {
         self.watchdog = watchdog
         log = AccessLog(enabled: settings.accessLog)
         budget = InflightBudget(limit: settings.maxInflightBytes)
+        memoryBudget = InflightBudget(limit: settings.effectiveMemoryBodyBytes)
     }
 }

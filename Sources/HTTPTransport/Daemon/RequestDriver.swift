@@ -51,7 +51,7 @@ struct RequestDriver {
         switch state.machine.received(size, now: MonotonicClock.coarseNanos(), budget: context.budget) {
         case .store:
             switch state.sink {
-            case .buffer: state.buffer.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+            case .buffer: keepInMemory(state, data, size)
             case .multipart(let collector): collector.feed(data, count: size)
             case .spool(let spool): spool.feed(data, count: size)
             case .none: break
@@ -69,6 +69,22 @@ struct RequestDriver {
         case .close:
             return mhdNo
         }
+    }
+
+    /// Appends a piece of a body kept whole, counted against the memory budget as it arrives (a
+    /// declared length costs nothing until sent): past the budget the body is dropped and the
+    /// request refused with 503, so bodies in memory stay bounded in total, not only each.
+    private func keepInMemory(_ state: ConnectionState, _ data: UnsafePointer<CChar>, _ size: Int) {
+        guard context.memoryBudget.reserve(size) else {
+            state.machine.sinkFailed(.memoryLimit(context.memoryBudget.limit))
+            state.sink = .none
+            state.buffer = []
+            context.memoryBudget.release(state.memoryHeld)
+            state.memoryHeld = 0
+            return
+        }
+        state.memoryHeld += size
+        state.buffer.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
     }
 
     /// The handler's call without data: the body has ended, or a suspended request was resumed.
@@ -142,7 +158,8 @@ struct RequestDriver {
             state.sink = .multipart(
                 MultipartCollector(
                     connection: connection, maxParts: context.settings.maxParts,
-                    maxMemoryPartBytes: context.settings.maxMemoryPartBytes, storage: context.uploads))
+                    maxMemoryPartBytes: context.settings.maxMemoryPartBytes, memoryBudget: context.memoryBudget,
+                    storage: context.uploads))
             return
         }
         guard let uploads = context.uploads, let type = mediaType(contentType), BodySpool.mediaTypes.contains(type)
@@ -164,6 +181,7 @@ struct RequestDriver {
         do throws(TransportRefusal) {
             switch sink {
             case .multipart(let collector):
+                state.memoryHeld += collector.takeMemoryReservation()
                 return handle(request(parts: try collector.finish(), uploads: collector.folder), state)
             case .spool(let spool):
                 return handle(request(bodyFile: try spool.finish(), uploads: spool.folder), state)

@@ -11,6 +11,8 @@ package enum TransportRefusal: Error, Equatable, Sendable {
     case bodyNotTaken
     /// Bodies in progress hold the server's in-flight budget (its limit, in bytes): 503.
     case inflightLimit(Int)
+    /// Bodies in progress hold the server's budget of body bytes in memory (its limit): 503.
+    case memoryLimit(Int)
     /// The server is shutting down; `started` tells whether the request may have taken effect: 503.
     case shuttingDown(started: Bool)
     /// A `multipart/form-data` body that cannot be parsed: 400.

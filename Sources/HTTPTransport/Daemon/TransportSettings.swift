@@ -28,6 +28,10 @@ package struct TransportSettings: Sendable, Equatable {
     package var maxConnectionsPerIP = 0
     /// Most body bytes (declared or received) of all requests in progress together; beyond, 503.
     package var maxInflightBytes = 1 << 30
+    /// Most body bytes held in memory (whole bodies, multipart parts kept in memory) of all requests
+    /// in progress together, counted as they arrive; beyond, 503. Never below `maxMemoryPartBytes`,
+    /// so one body of the largest accepted size always fits.
+    package var maxMemoryBodyBytes = 64 << 20
     /// Whether a `304` states the representation's length (RFC 9110 §8.6) or `Content-Length: 0`.
     /// 0: OkHttp, Android's `HttpURLConnection` and wrk read a `304`'s length as body bytes to wait
     /// for, caches ignore it (RFC 9111 §3.2), and libmicrohttpd 0.9.75 always sends one (no flag of
@@ -38,4 +42,7 @@ package struct TransportSettings: Sendable, Equatable {
 
     /// The defaults.
     package init() {}
+
+    /// The memory budget in force: `maxMemoryBodyBytes`, raised to `maxMemoryPartBytes` when lower.
+    package var effectiveMemoryBodyBytes: Int { max(maxMemoryBodyBytes, maxMemoryPartBytes) }
 }

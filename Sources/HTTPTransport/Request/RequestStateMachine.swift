@@ -117,7 +117,8 @@ package struct RequestStateMachine<Answer> {
         return .drain
     }
 
-    /// The sink could not be opened (its storage failed): the body is drained, then refused.
+    /// The sink could not be opened (its storage failed) or keep a piece (the memory budget): the
+    /// rest of the body is drained, then the request refused.
     package mutating func sinkFailed(_ refusal: TransportRefusal) {
         guard case .receiving(let body) = state else { return }
         state = .draining(Draining(outcome: .early(.refusal(refusal)), dropped: 0, reserved: body.reserved))

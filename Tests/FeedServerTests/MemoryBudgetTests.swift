@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTransport
+import Testing
+
+@testable import FeedServerKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Request bodies held in memory are bounded together (`--max-memory-body-bytes`), counted as
+/// their bytes arrive, and given back when their request ends.
+@Suite struct MemoryBudgetTests {
+    private static func configure(_ options: inout ServerOptions) {
+        options.transport.maxMemoryBodyBytes = 200_000
+        options.maxPayloadBytes = 150_000
+    }
+
+    private static func jsonHead(_ group: String, length: Int) -> [UInt8] {
+        Array(
+            "PUT /feeds/\(group) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n"
+                .utf8)
+    }
+
+    /// A JSON array of about `count` bytes.
+    private static func array(bytes count: Int) -> [UInt8] {
+        Array(("[" + String(repeating: "1,", count: max(0, count / 2 - 1)) + "1]").utf8)
+    }
+
+    @Test func bodiesHeldInMemoryAreBoundedTogetherAndGivenBack() throws {
+        try withTestServer(configure: Self.configure) { server, client in
+            // One publish holds 140 KB of the 200 KB budget, its body not yet complete.
+            var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
+            try holder?.sendRaw(
+                Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
+            usleep(300_000)
+            let refused = try client.request(
+                "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: Self.array(bytes: 100_000))
+            #expect(refused.status == 503)
+            #expect(refused.header("Retry-After") != nil)
+            #expect(refused.text.contains("--max-memory-body-bytes"), "\(refused.text)")
+            #expect(try client.get("/feeds/h").status == 404, "nothing published")
+            // Small bodies still fit beside it.
+            #expect(try client.put("/feeds/small", json: "[1]").status == 201)
+            // A multipart payload part counts too.
+            var form = MultipartBody()
+            form.field(
+                "payload", String(decoding: Self.array(bytes: 100_000), as: UTF8.self), contentType: "application/json")
+            #expect(try client.putMultipart("/feeds/m", form).status == 503)
+            // The holder goes away: what it held is given back.
+            holder = nil  // closes its socket
+            try waitUntil {
+                try client.request(
+                    "PUT", "/feeds/h", headers: [("Content-Type", "application/json")],
+                    body: Self.array(bytes: 100_000)
+                ).status == 201
+            }
+            #expect(try client.putMultipart("/feeds/m", form).status == 201)
+        }
+    }
+
+    @Test func aDeclaredLengthCostsNothingUntilItsBytesArrive() throws {
+        try withTestServer(configure: Self.configure) { server, client in
+            // Two clients declare 150 KB each (300 KB against a 200 KB budget) and send one byte.
+            let tricklers = try (0..<2).map { _ in try HTTPTestConnection(port: server.port) }
+            for (index, connection) in tricklers.enumerated() {
+                try connection.sendRaw(Self.jsonHead("t\(index)", length: 150_000) + Array("[".utf8))
+            }
+            usleep(200_000)
+            let published = try client.request(
+                "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: Self.array(bytes: 100_000))
+            #expect(published.status == 201, "\(published.text)")
+            withExtendedLifetime(tricklers) {}
+        }
+    }
+}
