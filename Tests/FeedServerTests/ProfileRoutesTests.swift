@@ -69,6 +69,32 @@ import Testing
         }
     }
 
+    /// Once the group has a feed, a member that finds nothing in the served payload is a 422
+    /// naming it (it would only show up later as one warning per item).
+    @Test func aProfileThatFindsNothingInTheServedFeedIsA422NamingItsMember() throws {
+        try withTestServer { (_, client) throws -> Void in
+            #expect(try Self.publishReadmeExample(client).status == 201)
+            for (json, member, named) in [
+                (#"{"items":"/nope"}"#, "items", "/nope"), (#"{"items":"/quotes","title":"/nope"}"#, "title", "/nope"),
+                (#"{"items":"/quotes","subtitle":"/t"}"#, "subtitle", "20 items"),
+                (#"{"items":"/quotes","image":"{nope}.png"}"#, "image", "'nope'"),
+                (#"{"items":"/quotes","image":"/photo"}"#, "image", "/photo"),
+                (#"{"items":"/quotes","empty":"/nope"}"#, "empty", "/nope"),
+            ] {
+                let refused = try client.put("/feeds/quotes/profile", json: json)
+                #expect(refused.status == 422, "\(json)")
+                #expect(refused.json["member"] as? String == member, "\(json)")
+                #expect((refused.json["detail"] as? String)?.contains(named) == true, "\(json): \(refused.text)")
+            }
+            #expect(try client.get("/feeds/quotes/profile").status == 404, "nothing stored")
+            #expect(try client.put("/feeds/quotes/profile", json: Self.profile).status == 201, "a fitting one is")
+            // An empty array shows no item's members: only items and empty are judged.
+            _ = try client.put("/feeds/none", json: #"{"quotes":[],"emptyText":"None"}"#)
+            let fits = #"{"items":"/quotes","title":"/nope","image":"{nope}.png","empty":"/emptyText"}"#
+            #expect(try client.put("/feeds/none/profile", json: fits).status == 201)
+        }
+    }
+
     @Test func warningsFollowTheProfileAndThePublishAtOnce() throws {
         try withTestServer { (_, client) throws -> Void in
             #expect(try client.put("/feeds/g", json: #"{"quotes":[{"id":"q1","text":"a"}]}"#).status == 201)

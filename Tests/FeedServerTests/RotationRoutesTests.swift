@@ -35,6 +35,25 @@ import Testing
         }
     }
 
+    /// The timeline's first entry has the slot of every hourSlot vector (offsets of one second
+    /// included: an offset is kept to the second, as WidgetRotation counts it).
+    @Test func timelineMatchesTheVectors() throws {
+        try withTestServer { _, client in
+            _ = try client.put("/feeds/q", json: #"{"quotes":[{"t":"a"},{"t":"b"},{"t":"c"}]}"#)
+            for vector in Self.vectors["hourSlot"] as! [[String: Any]] {
+                let epochMs = (vector["epochMs"] as! NSNumber).int64Value
+                let zone = vector["zoneOffsetSeconds"] as! Int
+                let response = try client.get(
+                    "/feeds/q/timeline?items=/quotes&start=\(epochMs)&zoneOffsetSeconds=\(zone)&hours=1")
+                let entry = (response.json["entries"] as? [[String: Any]])?.first
+                #expect(
+                    (entry?["slot"] as? NSNumber)?.int64Value == (vector["slot"] as! NSNumber).int64Value,
+                    "\(vector): \(response.text)")
+                #expect(entry?["zoneOffsetSeconds"] as? Int == zone, "\(vector)")
+            }
+        }
+    }
+
     @Test func timelineHoldsOneEntryPerHourWithTheWidgetsMath() throws {
         try withTestServer { _, client in
             _ = try client.put("/feeds/q", json: #"{"quotes":[{"t":"a"},{"t":"b"},{"t":"c"}],"a/b":{"x~y":[1,2]}}"#)

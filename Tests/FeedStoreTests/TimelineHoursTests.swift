@@ -45,4 +45,30 @@ import Testing
         let end = WidgetTimeline.hours(startEpochMs: .max - 1_000, count: 5, zone: .init(fixedOffsetSeconds: 0))
         #expect(end.count < 5, "the hours stop before they overflow")
     }
+
+    /// At every minute of a week around a change of offset, the entry showing (the last one
+    /// started) has the slot the device computes then: the change's own moment starts an entry
+    /// when the slot changes with it (Chatham falls back at a quarter past its local hour).
+    @Test(arguments: [
+        ("Pacific/Chatham", Int64(1_775_001_600_000)), ("Pacific/Chatham", 1_790_121_600_000),
+        ("Australia/Lord_Howe", 1_775_001_600_000), ("Australia/Lord_Howe", 1_790_726_400_000),
+        ("Europe/Berlin", 1_774_656_000_000), ("Europe/Berlin", 1_792_800_000_000),
+        ("America/St_Johns", 1_772_928_000_000), ("Asia/Kathmandu", 1_774_656_000_000),
+    ])
+    func everyMinuteShowsTheSlotTheDeviceComputes(zoneName: String, start: Int64) throws {
+        let zone = try #require(ZoneRules(named: zoneName))
+        let hours = WidgetTimeline.hours(startEpochMs: start, count: 200, zone: zone)
+        let end = try #require(hours.last).startEpochMs
+        var wrong: [String] = []
+        var entry = 0
+        for minute in stride(from: hours[0].startEpochMs, to: end, by: 60_000) {
+            while entry + 1 < hours.count, hours[entry + 1].startEpochMs <= minute { entry += 1 }
+            let device = WidgetRotation.hourSlot(
+                epochMs: minute, zoneOffsetSeconds: zone.offsetSeconds(at: minute / 1000))
+            if device != hours[entry].slot, wrong.count < 3 {
+                wrong.append("\(minute): \(hours[entry].slot) vs \(device)")
+            }
+        }
+        #expect(wrong.isEmpty, "\(zoneName): \(wrong)")
+    }
 }

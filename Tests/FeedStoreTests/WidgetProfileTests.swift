@@ -61,6 +61,8 @@ import Testing
             #expect(error?.member == member, "\(json): \(String(describing: error))")
             #expect(error?.detail.isEmpty == false)
         }
+        #expect(refusal(#"{"items":"/q","subtitle":"/a~2"}"#)?.detail.contains("'~'") == true, "the escape is named")
+        #expect(refusal(#"{"items":"/q","zone":"+18:01"}"#)?.member == "zone", "offsets stop at 18 hours")
         let large = #"{"items":"/"# + String(repeating: "a", count: WidgetProfile.maxBytes) + #""}"#
         #expect(refusal(large)?.detail.contains("at most") == true)
     }
@@ -78,6 +80,29 @@ import Testing
         #expect(try template.name(for: document(#"{"id":"\#(huge)","n":1}"#)) == .failure(.init("id", tooLong: true)))
         #expect(throws: ProfileError.self) { try NameTemplate(String(repeating: "{id}", count: 64)) }
         #expect(throws: ProfileError.self) { try NameTemplate("{id}\t.jpg") }
+        // Characters no asset name holds: the name could never be found.
+        for never in [#"{id}\.jpg"#, "{id}:.jpg", "{id} .jpg", "{id}é.jpg", "q?{id}.jpg"] {
+            #expect(throws: ProfileError.self, "\(never)") { try NameTemplate(never) }
+        }
+    }
+
+    /// Only http(s) URLs are addresses an app fetches; any other scheme names nothing.
+    @Test func onlyHTTPAddressesAreURLs() throws {
+        let payload = try document(
+            #"{"q":[{"p":"javascript:alert(1)"},{"p":"file:///etc/passwd.jpg"},{"p":"data:image/png;base64,AA"},"#
+                + #"{"p":"HTTPS://cdn.example/q.jpg"},{"p":"http://cdn.example/q"}]}"#)
+        let items = WidgetItems(profile: try profile(#"{"items":"/q","image":"/p"}"#), payload: payload)
+        let array = try #require(items.array)
+        let images = (0..<5).map { items.item(array.element(at: $0)!, index: $0).image }
+        for refused in images.prefix(3) {
+            guard case .unnamed(let why) = refused else {
+                Issue.record("\(refused) should name no file")
+                continue
+            }
+            #expect(why.contains("http(s)"))
+        }
+        #expect(images[3] == .url("HTTPS://cdn.example/q.jpg"))
+        #expect(images[4] == .url("http://cdn.example/q"))
     }
 
     @Test func anItemResolvesToWhatTheWidgetLooksUp() throws {

@@ -47,5 +47,20 @@ import Testing
         #expect(ZoneRules.parseOffset("0530") == nil)
         #expect(ZoneRules(fixedOffsetSeconds: -12_600).offsetSeconds(at: 0) == -12_600)
         #expect(ZoneRules(fixedOffsetSeconds: -12_600).name == "-03:30")
+        #expect(ZoneRules.parseOffset("+18:00") == 64_800)
+        for refused in ["+18:01", "-18:59", "+-1:00", "++1:00", "+1:000", "+05:60", "+05:30:60", "+05:30:", "+05 30"] {
+            #expect(ZoneRules.parseOffset(refused) == nil, "\(refused)")
+        }
+    }
+
+    /// WidgetRotation counts seconds, so a fixed offset keeps them both ways (its rotation vectors
+    /// have offsets of one second).
+    @Test func fixedOffsetsKeepTheirSeconds() {
+        #expect(ZoneRules(fixedOffsetSeconds: -1).name == "-00:00:01")
+        #expect(ZoneRules(fixedOffsetSeconds: 1799).name == "+00:29:59")
+        for offset in [-1, 1, 1799, -64_799, 64_800, 20_700] {
+            let name = ZoneRules(fixedOffsetSeconds: offset).name
+            #expect(ZoneRules.parseOffset(name) == offset, "\(name)")
+        }
     }
 }

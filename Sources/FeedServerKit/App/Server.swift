@@ -137,7 +137,7 @@ final class Server: Sendable {
         let assets = AssetRoutes(store: store, caching: caching)
         let router = Router(
             routes: feeds.routes + [archives.route] + faults.routes + rotation.routes + timeline.routes
-                + ProfileRoutes(store: store).routes
+                + ProfileRoutes(store: store, cache: cache).routes
                 + JournalRoutes(journal: journal, reads: reads, recent: recent).routes
                 + RefreshRoutes(store: store, journal: journal, budget: options.iosReloadBudget, clock: SystemClock())
                 .routes

@@ -168,9 +168,9 @@ function keepInURL() {
 // browser's own zone data, places the scrubber's day; the server's entries say the true offset.
 const zoneName = () => $("zone").value.trim() || stored?.zone || "UTC";
 function offsetMs(zone, ms) {
-  const fixed = /^([+-])(\d\d):(\d\d)$/.exec(zone);
+  const fixed = /^([+-])(\d\d):(\d\d)(?::(\d\d))?$/.exec(zone);
   const parts = fixed || (() => { try { return /GMT([+-])(\d\d):(\d\d)/.exec(new Intl.DateTimeFormat("en", { timeZone: zone, timeZoneName: "longOffset" }).format(ms)); } catch { return null; } })();
-  return parts ? (parts[1] === "-" ? -1 : 1) * (Number(parts[2]) * 60 + Number(parts[3])) * 60000 : 0;
+  return parts ? (parts[1] === "-" ? -1 : 1) * ((Number(parts[2]) * 60 + Number(parts[3])) * 60 + Number(parts[4] || 0)) * 1000 : 0;
 }
 function dayStart(ms) { const zone = zoneName(), local = ms + offsetMs(zone, ms), midnight = local - (((local % DAY) + DAY) % DAY); return midnight - offsetMs(zone, midnight - offsetMs(zone, ms)); }
 // Members sent as overrides: those the user set that differ from the stored profile, the zone
@@ -269,10 +269,10 @@ function shownContent() {
 // a named zone with that offset, an offset zone by its offset alone.
 function zoneLabel(entry) {
   if (!entry) return "";
-  const minutes = Math.abs(entry.zoneOffsetSeconds / 60), name = timeline.zone || zoneName();
-  const utc = `UTC${entry.zoneOffsetSeconds < 0 ? "−" : "+"}${String(Math.floor(minutes / 60)).padStart(2, "0")}:${String(minutes % 60).padStart(2, "0")}`;
+  const magnitude = Math.abs(entry.zoneOffsetSeconds), name = timeline.zone || zoneName(), two = (n) => String(n).padStart(2, "0");
+  const utc = `UTC${entry.zoneOffsetSeconds < 0 ? "−" : "+"}${two(Math.floor(magnitude / 3600))}:${two(Math.floor(magnitude % 3600 / 60))}${magnitude % 60 ? ":" + two(magnitude % 60) : ""}`;
   const local = new Date(entry.startEpochMs + entry.zoneOffsetSeconds * 1000).toISOString().slice(0, 16).replace("T", " ");
-  return `${local} ${/^[+-]\d\d:\d\d$/.test(name) ? utc : `${name} (${utc})`}` + (entry.index == null ? " · no items" : ` · item ${entry.index}`);
+  return `${local} ${/^[+-]\d\d:\d\d(:\d\d)?$/.test(name) ? utc : `${name} (${utc})`}` + (entry.index == null ? " · no items" : ` · item ${entry.index}`);
 }
 // One widget frame: its text, image or marks, and its notes. `look`: appearance, text size,
 // direction; `top` marks the top row, whose label gives the platform and size.
@@ -345,13 +345,33 @@ function clamp(text, lines, font) {
   Object.assign(text.style, { fontSize: font + "px", webkitLineClamp: String(lines), maxHeight: lines * font * 1.25 + "px" });
   text.dataset.lines = String(lines);
 }
-// After layout: a text with more lines than fit gets a note on its frame.
+// After layout: a text with more lines than fit is cut at its logical end and its frame gets a
+// note. The cut is made here, not left to the line clamp: the clamp's ellipsis goes at the visual
+// end of the last line, which in right-to-left text holding a number is the number's start
+// ("…٣٬٤٥٦" for ١٢٣٬٤٥٦), where both platforms keep the logical start ("١٢٣…").
 function noteCutText(container) {
   for (const frame of container.querySelectorAll(".frame")) for (const text of frame.querySelectorAll(".title, .subtitle")) {
-    if (text.scrollHeight <= text.clientHeight + 1) continue;
+    if (!overflows(text)) continue;
     frame.dataset.cut = "true";
+    cutAtLogicalEnd(text);
     frame.querySelector(".frame-warnings").append(warningItem({ code: "text-cut" }, `${text.className} cut after ${text.dataset.lines} line(s)`));
   }
+}
+const overflows = (text) => text.scrollHeight > text.clientHeight + 1;
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+// The longest run of whole letters from the text's start that fits with an ellipsis after it
+// (a binary search over grapheme ends: each try is one layout of this text). The full text stays
+// in data-full.
+function cutAtLogicalEnd(text) {
+  const full = text.textContent, ends = [0, ...[...graphemes.segment(full)].map((g) => g.index + g.segment.length)];
+  text.dataset.full = full;
+  const show = (count) => { text.textContent = full.slice(0, ends[count]).trimEnd() + "…"; return !overflows(text); };
+  let low = 0, high = ends.length - 2;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (show(middle)) low = middle; else high = middle - 1;
+  }
+  show(low);
 }
 
 // The matrix filters: family (cell size on Android), appearance and text size; all by default.

@@ -6,6 +6,8 @@ import HTTPTransport
 /// "Describe your widget").
 struct ProfileRoutes: Sendable {
     let store: FeedStore
+    /// Reads the group's served payload, which a profile sent must fit.
+    let cache: FeedResponseCache
 
     /// The route template.
     static let template = "/feeds/{group}/profile"
@@ -39,6 +41,7 @@ struct ProfileRoutes: Sendable {
         try Self.body.requireJSON(routed.request)
         let profile: WidgetProfile
         do { profile = try WidgetProfile(json: routed.request.body) } catch { throw Problem.invalidProfile(error) }
+        try requireFit(profile, group: group)
         let created: Bool
         do { created = try store.storeProfile(profile, group: group) } catch { throw Problem(error) }
         var answer = Self.answer(created ? 201 : 200, profile, request: nil)
@@ -56,6 +59,21 @@ struct ProfileRoutes: Sendable {
         var answer = HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
         answer.annotation = JournalFacts(result: "removed")
         return answer
+    }
+
+    /// A profile for a group with a feed must find what it names in the served payload: a
+    /// pointer or template field that matches nothing is a 422 naming it. Before the first
+    /// publish there is nothing to judge by; the publish's warnings say what misses then.
+    private func requireFit(_ profile: WidgetProfile, group: String) throws(Problem) {
+        guard case .feed(let generation) = cache.lookup(.init(group: group, schemaVersion: nil)),
+            let payload = try? cache.payload(of: generation),
+            let misfit = WidgetItems(profile: profile, payload: payload.root).memberFindingNothing()
+        else { return }
+        throw Problem.invalidProfile(
+            ProfileError(
+                misfit.member,
+                "\(misfit.detail) (the served generation, \(generation.generationId)). When the payload's shape "
+                    + "changes too, publish it first, then the profile."))
     }
 
     private func validGroup(_ routed: RoutedRequest) throws(Problem) -> String {

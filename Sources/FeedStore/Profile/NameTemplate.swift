@@ -28,7 +28,8 @@ public struct NameTemplate: Sendable, Equatable {
 
     /// Parses `{id}.jpg`; throws a sentence naming what is wrong: an unclosed or stray brace, an
     /// empty field, no field at all, a `/` (asset names are single file names), a control
-    /// character, or a template longer than a file name may be.
+    /// character or any other character no asset name holds outside a field, or a template
+    /// longer than a file name may be.
     public init(_ text: String) throws(ProfileError) {
         guard text.utf8.count <= Self.maxNameBytes else {
             throw ProfileError("image", "A name template is at most \(Self.maxNameBytes) bytes, as a file name is.")
@@ -56,6 +57,12 @@ public struct NameTemplate: Sendable, Equatable {
             case (let other, nil):
                 guard other != "/" else {
                     throw ProfileError("image", "'\(text)' has a '/': an asset name is one file name, with no folder.")
+                }
+                guard other.utf8.count == 1, let byte = other.utf8.first, SafeName.isAllowed(byte) else {
+                    throw ProfileError(
+                        "image",
+                        "'\(text)' has '\(other)', which no asset name holds (ASCII letters, digits, '-', '_' and '.'), "
+                            + "so the name it builds can never be found.")
                 }
                 literal.append(other)
             }

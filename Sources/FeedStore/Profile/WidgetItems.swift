@@ -81,6 +81,11 @@ public struct WidgetItems: Sendable {
                 return .unnamed("has no string at \(pointer.text), so it names no image file")
             }
             let image = Self.image(named: string)
+            if case .url(let address) = image, !Self.isFetchable(address) {
+                return .unnamed(
+                    "has '\(address.prefix(40))' at \(pointer.text): neither an asset name nor an http(s) URL the "
+                        + "app could fetch, so it names no image file")
+            }
             if case .asset(let name) = image, name.utf8.count > NameTemplate.maxNameBytes {
                 return .unnamed(
                     "has a string at \(pointer.text) longer than a file name may be "
@@ -88,6 +93,13 @@ public struct WidgetItems: Sendable {
             }
             return image
         }
+    }
+
+    /// Whether a URL is one an app fetches images from: `http:` or `https:` (any case). Other
+    /// schemes (`file:`, `data:`, `javascript:`) name nothing a widget's asset lookup finds.
+    static func isFetchable(_ address: String) -> Bool {
+        let scheme = address.prefix { $0 != ":" }.lowercased()
+        return scheme == "http" || scheme == "https"
     }
 
     /// The file a string names: an image reference's file name (`photos/q1.jpg` → `q1.jpg`), a

@@ -12,7 +12,7 @@ public struct WidgetProfile: Sendable, Equatable {
     public var image: ImageRule?
     /// The text shown when there are no items (JSON Pointer into the payload).
     public var empty: Pointer?
-    /// The zone the widget's hours are counted in: an IANA name or `+HH:MM`.
+    /// The zone the widget's hours are counted in: an IANA name or `+HH:MM` (`±HH:MM:SS` with seconds).
     public var zone: String?
 
     /// The largest profile accepted, as sent and as stored (`fileBytes`, a newline included).
@@ -30,10 +30,11 @@ public struct WidgetProfile: Sendable, Equatable {
         /// Parses `text`; throws naming `member` when it is not a JSON Pointer.
         public init(_ text: String, member: String) throws(ProfileError) {
             guard let pointer = JSONPointer(text) else {
-                throw ProfileError(
-                    member,
-                    "'\(text)' is not a JSON Pointer (RFC 6901): it starts with '/', such as /quotes, or is \"\" for "
-                        + "the whole value.")
+                let why =
+                    text.utf8.first == UInt8(ascii: "/")
+                    ? "a '~' in it is not followed by 0 (for '~') or 1 (for '/')"
+                    : "it starts with '/', such as /quotes, or is \"\" for the whole value"
+                throw ProfileError(member, "'\(text)' is not a JSON Pointer (RFC 6901): \(why).")
             }
             self.text = text
             self.pointer = pointer
@@ -151,7 +152,7 @@ public struct WidgetProfile: Sendable, Equatable {
     /// What `profile.json` holds: the compact JSON object and a newline.
     public var fileBytes: [UInt8] { CompactJSON.bytes(json) + [0x0A] }
 
-    /// The rules of an IANA zone name or an `±HH:MM` offset; nil when it is neither.
+    /// The rules of an IANA zone name or an `±HH:MM[:SS]` offset; nil when it is neither.
     public static func zoneRules(_ text: String) -> ZoneRules? {
         if let offset = ZoneRules.parseOffset(text) { return ZoneRules(fixedOffsetSeconds: offset) }
         return ZoneRules(named: text)

@@ -54,10 +54,11 @@ extension WidgetTimeline {
         public var zoneOffsetSeconds: Int
     }
 
-    /// `count` hours from the local hour containing `startEpochMs`, each an hour of real time
-    /// after the last: across a daylight-saving change a local hour repeats (the same slot
-    /// twice) or is skipped, as on a device. Fewer when the hours would run past the range of
-    /// epoch milliseconds an `Int64` holds.
+    /// `count` entries from the local hour containing `startEpochMs`, each starting at the next
+    /// top of a local hour, or earlier where the zone's offset changes within the hour and the
+    /// slot changes with it (Chatham's 45-minute offsets fall back at a quarter past): across a
+    /// daylight-saving change a local hour repeats (the same slot twice) or is skipped, as on a
+    /// device. Fewer when the hours would run past the range of epoch milliseconds an `Int64` holds.
     public static func hours(startEpochMs: Int64, count: Int, zone: ZoneRules) -> [Hour] {
         var hours: [Hour] = []
         var moment = startEpochMs
@@ -69,9 +70,30 @@ extension WidgetTimeline {
             hours.append(Hour(startEpochMs: start, slot: slot, zoneOffsetSeconds: offset))
             let (next, overflow) = top.addingReportingOverflow(3_600_000)
             if overflow { break }
-            moment = next
+            if let change = firstChange(in: zone, from: moment, before: next, offset: offset),
+                WidgetRotation.hourSlot(epochMs: change, zoneOffsetSeconds: zone.offsetSeconds(at: change / 1000))
+                    != slot
+            {
+                moment = change
+            } else {
+                moment = next
+            }
         }
         return hours
+    }
+
+    /// The first whole second in (`from`, `before`) at which the zone's offset is no longer
+    /// `offset`, in epoch milliseconds; nil when it holds throughout. Offsets change at most once
+    /// within an hour, so a binary search over the seconds finds it.
+    private static func firstChange(in zone: ZoneRules, from: Int64, before: Int64, offset: Int) -> Int64? {
+        var low = floorSeconds(from)  // has `offset`
+        var high = floorSeconds(before - 1)
+        guard high > low, zone.offsetSeconds(at: high) != offset else { return nil }
+        while high - low > 1 {
+            let middle = low + (high - low) / 2
+            if zone.offsetSeconds(at: middle) == offset { low = middle } else { high = middle }
+        }
+        return high * 1000
     }
 
     /// Whole seconds at or before `epochMs`.

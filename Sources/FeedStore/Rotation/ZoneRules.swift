@@ -103,25 +103,42 @@ public struct ZoneRules: Sendable, Equatable {
         }
     }
 
-    /// `+02:00`, `-05:30`, `+00:00`.
+    /// `+02:00`, `-05:30`, `+00:00`; `-00:00:01` when the offset has seconds (WidgetRotation
+    /// counts seconds, so a fixed offset must keep them).
     static func describe(offset: Int) -> String {
-        let sign = offset < 0 ? "-" : "+"
         let magnitude = offset.magnitude
-        let hours = magnitude / 3600
-        let minutes = magnitude % 3600 / 60
-        return sign + (hours < 10 ? "0" : "") + "\(hours):" + (minutes < 10 ? "0" : "") + "\(minutes)"
+        let seconds = magnitude % 60
+        let text = (offset < 0 ? "-" : "+") + twoDigits(magnitude / 3600) + ":" + twoDigits(magnitude % 3600 / 60)
+        return seconds == 0 ? text : text + ":" + twoDigits(seconds)
     }
 
-    /// An offset written `+HH:MM` or `-HH:MM` (hours up to 18), in seconds; nil otherwise.
+    private static func twoDigits(_ value: UInt) -> String { (value < 10 ? "0" : "") + "\(value)" }
+
+    /// The most an offset may be from UTC either way: 18 hours, as ISO 8601 and java.time allow.
+    public static let maxOffsetSeconds = 64_800
+
+    /// An offset written `+HH:MM` or `-HH:MM`, or `±HH:MM:SS` with seconds (digits only, at most
+    /// 18:00 either way), in seconds; nil otherwise.
     public static func parseOffset(_ text: String) -> Int? {
         let bytes = Array(text.utf8)
-        guard bytes.count == 6, bytes[0] == UInt8(ascii: "+") || bytes[0] == UInt8(ascii: "-"),
-            bytes[3] == UInt8(ascii: ":"),
-            let hours = Int(String(decoding: bytes[1...2], as: UTF8.self)),
-            let minutes = Int(String(decoding: bytes[4...5], as: UTF8.self)), hours <= 18, minutes < 60
+        guard bytes.count == 6 || bytes.count == 9, bytes[0] == UInt8(ascii: "+") || bytes[0] == UInt8(ascii: "-")
         else { return nil }
-        let seconds = hours * 3600 + minutes * 60
+        var seconds = 0
+        for (index, start) in stride(from: 1, to: bytes.count, by: 3).enumerated() {
+            if start > 1, bytes[start - 1] != UInt8(ascii: ":") { return nil }
+            guard let value = twoDigitValue(bytes[start], bytes[start + 1]) else { return nil }
+            if index > 0, value >= 60 { return nil }
+            seconds = seconds * 60 + value
+        }
+        if bytes.count == 6 { seconds *= 60 }
+        guard seconds <= maxOffsetSeconds else { return nil }
         return bytes[0] == UInt8(ascii: "-") ? -seconds : seconds
+    }
+
+    private static func twoDigitValue(_ tens: UInt8, _ ones: UInt8) -> Int? {
+        let zero = UInt8(ascii: "0")
+        guard (zero...zero + 9).contains(tens), (zero...zero + 9).contains(ones) else { return nil }
+        return Int(tens - zero) * 10 + Int(ones - zero)
     }
 }
 
