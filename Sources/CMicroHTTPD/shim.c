@@ -14,6 +14,31 @@ static size_t keep_url_encoded(void *cls, struct MHD_Connection *connection, cha
     return strlen(url);
 }
 
+// What a refused query's request slot holds until the access handler takes the slot over.
+static const char query_refused_marker = 0;
+
+bool CMicroHTTPD_query_refused(const void *request_slot) { return request_slot == &query_refused_marker; }
+
+// libmicrohttpd 0.9.75 files each query argument as a record in the connection's memory pool while
+// it parses the request line; when the pool runs out it can neither keep the argument nor build
+// its own 431, and the connection hangs with nothing to send until a deadline closes it. Called
+// just before that parse (MHD_OPTION_URI_LOG_CALLBACK), this counts the arguments and, past
+// CMicroHTTPD_MAX_QUERY_ARGUMENTS or what the pool (`cls`, in bytes) holds beside the URL with
+// room to spare, empties the query in place (the byte after '?' becomes NUL, so none is parsed:
+// 0.9.75 itself writes NUL over the '?') and marks the request, which the transport refuses.
+static void *limit_query_arguments(void *cls, const char *uri, struct MHD_Connection *connection) {
+    (void)connection;
+    const char *query = strchr(uri, '?');
+    if (query == NULL) return NULL;
+    size_t arguments = 1;
+    const char *end = query + 1;
+    for (; *end != '\0'; end++) arguments += *end == '&';
+    size_t pool = (size_t)(uintptr_t)cls, needed = arguments * 64 + (size_t)(end - uri) + 2048;
+    if (arguments <= CMicroHTTPD_MAX_QUERY_ARGUMENTS && needed <= pool) return NULL;
+    ((char *)query)[1] = '\0';
+    return (void *)&query_refused_marker;
+}
+
 size_t CMicroHTTPD_log_line(const char *message, char *line, size_t capacity) {
     static const char prefix[] = "feed-server: libmicrohttpd: ";
     static const char hex[] = "0123456789ABCDEF";
@@ -64,6 +89,7 @@ struct MHD_Daemon *CMicroHTTPD_start_daemon(const CMicroHTTPD_Settings *s,
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, (intptr_t)s->listen_backlog, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, context},
         {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_url_encoded, NULL},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)limit_query_arguments, (void *)(uintptr_t)s->connection_memory_limit},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->per_ip_connection_limit, NULL},
         // -1 is the only level at which 0.9.75 refuses whitespace between a header name and its
         // colon (400; RFC 9112 §5.1 requires it): otherwise `Content-Length : 5` is a header of

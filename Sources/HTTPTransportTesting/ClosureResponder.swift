@@ -40,6 +40,7 @@ package final class ClosureResponder: HTTPResponder {
         switch refusal {
         case .ambiguousFraming, .malformedMultipart: return 400
         case .unsupportedTransferCoding: return 501
+        case .queryTooLong: return 414
         case .bodyTooLarge, .bodyNotTaken, .tooManyParts, .memoryPartsTooLarge: return 413
         case .inflightLimit, .memoryLimit, .shuttingDown: return 503
         case .uploadNotStored: return 507
@@ -54,6 +55,7 @@ package final class ClosureResponder: HTTPResponder {
         case .bodyNotTaken: return "body-not-taken"
         case .inflightLimit: return "inflight-limit"
         case .memoryLimit: return "memory-limit"
+        case .queryTooLong: return "query-too-long"
         case .shuttingDown: return "shutting-down"
         case .malformedMultipart: return "malformed-multipart"
         case .tooManyParts: return "too-many-parts"

@@ -89,6 +89,19 @@ enum MachineFixture {
         #expect(MachineFixture.complete(&machine, budget) == .init())
     }
 
+    /// A query the shim emptied (too many arguments) is refused from the head, with or without a body.
+    @Test(arguments: [
+        HeadFacts(queryRefused: true), HeadFacts(declaredLength: 10, carriesBody: true, queryRefused: true),
+    ])
+    func aRefusedQueryIsAnsweredFromTheHead(_ head: HeadFacts) {
+        var machine = TestMachine()
+        let refusal = TransportRefusal.queryTooLong(maxArguments: HeadFacts.maxQueryArguments)
+        #expect(machine.receivedHead(head, now: now) == .answer(.refusal(refusal)))
+        #expect(refusal.closesConnection, "the body, if any, is not read")
+        #expect(machine.state == .answered(.init(corked: false, reserved: 0)))
+        #expect(MachineFixture.complete(&machine, budget) == .init())
+    }
+
     /// Framing a proxy could read differently is answered on the head: its body is neither read nor drained.
     @Test(arguments: [
         TransportRefusal.ambiguousFraming(.differentLengths), .ambiguousFraming(.lengthAndCoding),

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <microhttpd.h>
@@ -79,6 +80,17 @@ const struct sockaddr *CMicroHTTPD_client_sockaddr(struct MHD_Connection *connec
 ///
 /// Exists because MHD_get_connection_info is variadic.
 void *CMicroHTTPD_connection_context(struct MHD_Connection *connection);
+
+/// The most query arguments a request may have (fewer when its URL leaves the connection's
+/// memory too little room for them); past it the query is emptied before libmicrohttpd parses it
+/// and the request's slot starts out as a marker that CMicroHTTPD_query_refused recognises.
+#define CMicroHTTPD_MAX_QUERY_ARGUMENTS 64
+
+/// Whether a request slot holds the marker of a refused query (the slot is then no state of ours).
+///
+/// Exists because libmicrohttpd 0.9.75 runs out of connection memory on a few hundred query
+/// arguments and then hangs the connection without an answer; see shim.c.
+bool CMicroHTTPD_query_refused(const void *request_slot);
 
 /// The listening socket, so the owner can stop accepting before a graceful shutdown.
 ///

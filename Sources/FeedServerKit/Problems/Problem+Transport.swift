@@ -12,6 +12,7 @@ extension Problem {
         case .bodyNotTaken: self = .bodyNotTaken
         case .inflightLimit(let limit): self = .inflightLimit(limit)
         case .memoryLimit(let limit): self = .memoryLimit(limit)
+        case .queryTooLong(let maxArguments): self = .queryTooLong(maxArguments: maxArguments)
         case .shuttingDown(let started): self = .shuttingDown(started: started)
         case .malformedMultipart(let failure): self = .malformedMultipart(failure)
         case .tooManyParts(let limit): self = .tooManyParts(limit)
@@ -90,6 +91,16 @@ extension Problem {
                 "Other uploads in progress hold the server's limit of \(limit) body bytes in flight "
                 + "(--max-inflight-bytes); try again in a moment.",
             headers: [("Retry-After", "2")])
+    }
+
+    /// 414 and close: more query arguments than the server reads (libmicrohttpd keeps each in the
+    /// connection's fixed memory; no route takes more than a dozen).
+    static func queryTooLong(maxArguments: Int) -> Problem {
+        Problem(
+            status: 414, type: "query-too-long", title: "Query too long",
+            detail:
+                "The query has more arguments than the server reads: at most \(maxArguments), fewer beside a long "
+                + "path. No route takes more than a dozen.")
     }
 
     /// 503 while other requests' bodies hold the memory budget.

@@ -13,11 +13,15 @@ enum DaemonCallbacks {
         // alive for the whole call, so neither is retained for it.
         return Unmanaged<DaemonContext>.fromOpaque(cls)._withUnsafeGuaranteedRef { context in
             let call = RequestDriver(context: context, connection: connection, method: method, url: url)
-            guard let slot = requestSlot.pointee else {
-                // A new request: its slot points at the connection's state until it completes.
+            guard let slot = requestSlot.pointee, !CMicroHTTPD_query_refused(slot) else {
+                // A new request (its slot empty, or holding the shim's mark of a refused query):
+                // its slot points at the connection's state until it completes.
+                let queryRefused = requestSlot.pointee != nil
                 guard let raw = CMicroHTTPD_connection_context(connection) else { return mhdNo }
                 requestSlot.pointee = raw
-                return Unmanaged<ConnectionState>.fromOpaque(raw)._withUnsafeGuaranteedRef { call.head($0) }
+                return Unmanaged<ConnectionState>.fromOpaque(raw)._withUnsafeGuaranteedRef {
+                    call.head($0, queryRefused: queryRefused)
+                }
             }
             return Unmanaged<ConnectionState>.fromOpaque(slot)._withUnsafeGuaranteedRef { state in
                 let size = uploadSize.pointee
@@ -34,6 +38,9 @@ enum DaemonCallbacks {
     static let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestSlot, _ in
         guard let cls, let requestSlot, let slot = requestSlot.pointee else { return }
         requestSlot.pointee = nil
+        // A refused query's mark, on a request that never reached the handler (its head was too
+        // large): no state of ours.
+        if CMicroHTTPD_query_refused(slot) { return }
         Unmanaged<DaemonContext>.fromOpaque(cls)._withUnsafeGuaranteedRef { context in
             Unmanaged<ConnectionState>.fromOpaque(slot)._withUnsafeGuaranteedRef { state in
                 complete(state, context: context, connection: connection)

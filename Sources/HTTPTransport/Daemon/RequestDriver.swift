@@ -22,12 +22,13 @@ struct RequestDriver {
     // MARK: Events
 
     /// The head has arrived.
-    func head(_ state: ConnectionState) -> MHD_Result {
+    func head(_ state: ConnectionState, queryRefused: Bool) -> MHD_Result {
         context.inFlight.add(1, ordering: .relaxed)
         state.method = method
         var head = CMicroHTTPD_RequestHead()
         CMicroHTTPD_read_head(connection, &head)
-        let facts = HeadFacts(head, shuttingDown: context.closing.load(ordering: .acquiring))
+        var facts = HeadFacts(head, shuttingDown: context.closing.load(ordering: .acquiring))
+        facts.queryRefused = queryRefused
         if context.log.isEnabled { state.logStartNanos = MonotonicClock.nanos() }
         let now = facts.carriesBody ? MonotonicClock.coarseNanos() : 0
         switch state.machine.receivedHead(facts, now: now) {

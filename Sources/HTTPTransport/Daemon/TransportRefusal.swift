@@ -13,6 +13,9 @@ package enum TransportRefusal: Error, Equatable, Sendable {
     case inflightLimit(Int)
     /// Bodies in progress hold the server's budget of body bytes in memory (its limit): 503.
     case memoryLimit(Int)
+    /// The query has more arguments than are read (at most `maxArguments`, fewer beside a long
+    /// URL): 414, closes.
+    case queryTooLong(maxArguments: Int)
     /// The server is shutting down; `started` tells whether the request may have taken effect: 503.
     case shuttingDown(started: Bool)
     /// A `multipart/form-data` body that cannot be parsed: 400.
@@ -27,7 +30,7 @@ package enum TransportRefusal: Error, Equatable, Sendable {
     /// Whether the connection must close after the answer: the body's end is unknown.
     package var closesConnection: Bool {
         switch self {
-        case .ambiguousFraming, .unsupportedTransferCoding: return true
+        case .ambiguousFraming, .unsupportedTransferCoding, .queryTooLong: return true
         default: return false
         }
     }

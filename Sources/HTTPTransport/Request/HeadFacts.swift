@@ -12,12 +12,19 @@ package struct HeadFacts: Equatable, Sendable {
     package var expectsContinue: Bool
     /// Whether the server is shutting down (a new request is not started).
     package var shuttingDown: Bool
+    /// Whether the query had more arguments than are read (`maxQueryArguments`).
+    package var queryRefused = false
+
+    /// The most query arguments a request may have (fewer beside a long URL): the shim empties a
+    /// query past it before libmicrohttpd would run out of the connection's memory parsing it.
+    package static let maxQueryArguments = Int(CMicroHTTPD_MAX_QUERY_ARGUMENTS)
 
     /// Facts given directly (tests).
     package init(
         framingRefusal: TransportRefusal? = nil, declaredLength: Int? = nil, carriesBody: Bool = false,
-        expectsContinue: Bool = false, shuttingDown: Bool = false
+        expectsContinue: Bool = false, shuttingDown: Bool = false, queryRefused: Bool = false
     ) {
+        self.queryRefused = queryRefused
         self.framingRefusal = framingRefusal
         self.declaredLength = declaredLength
         self.carriesBody = carriesBody

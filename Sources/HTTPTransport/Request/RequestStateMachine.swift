@@ -42,6 +42,11 @@ package struct RequestStateMachine<Answer> {
             state = .answered(Answered(corked: false, reserved: 0))
             return .answer(.refusal(.shuttingDown(started: false)))
         }
+        if head.queryRefused {
+            // Its query is gone: answered at once, and closed (the body, if any, is not read).
+            state = .answered(Answered(corked: false, reserved: 0))
+            return .answer(.refusal(.queryTooLong(maxArguments: HeadFacts.maxQueryArguments)))
+        }
         if let refusal = head.framingRefusal {
             // Where the body ends is not known, so it can be neither read nor drained.
             state = .answered(Answered(corked: false, reserved: 0))
