@@ -37,6 +37,34 @@ import Testing
         #expect(store.read(group: "g", schemaVersion: 1).served != nil, "the right version is still served")
     }
 
+    /// Listing a group's generations reads each `feed.json` whole at most once while its file
+    /// status holds, whatever schema versions the listings ask for; the states stay right.
+    @Test func listingGenerationsReadsEachFeedOnceWhateverTheVersion() throws {
+        let temporary = TemporaryDirectory()
+        let recorder = RecordingFileSystem(wrapping: PosixFileSystem())
+        let store = FeedStore(root: temporary.path + "/root", fileSystem: recorder)
+        let large = "[" + Array(repeating: "\"x\"", count: 50_000).joined(separator: ",") + "]"
+        _ = try store.publish(group: "g", payloadJSON: bytes(large), schemaVersion: 1)
+        let newest = try store.publish(group: "g", payloadJSON: bytes("[2]"), schemaVersion: 2)
+        recorder.resetWholeReads()
+        let all = try #require(store.generations(group: "g"))
+        #expect(all.map(\.state) == [.served, .kept])
+        #expect(all.first?.id == newest.generationId)
+        for version in 1..<12 {
+            let states = try #require(store.generations(group: "g", schemaVersion: version)).map(\.state)
+            let expected: [GenerationStatus.State] =
+                switch version {
+                case 1: [.wrongSchema, .served]
+                case 2: [.served, .wrongSchema]
+                default: [.wrongSchema, .wrongSchema]
+                }
+            #expect(states == expected, "schemaVersion \(version)")
+        }
+        let feedReads = recorder.wholeReads.filter { $0.hasSuffix("feed.json") }
+        #expect(feedReads.count <= 2, "each generation read once: \(feedReads)")
+        #expect(try #require(store.generations(group: "g", schemaVersion: 3)).first?.generation?.schemaVersion == 2)
+    }
+
     /// A generation rewritten in place (new status) is read again, not answered from memory.
     @Test func aChangedFileIsReadAgain() throws {
         let memo = EnvelopeMemo()

@@ -66,13 +66,7 @@ struct FeedReader {
 
     /// Loads one candidate, or says why it must be skipped.
     func load(_ id: String, schemaVersion: Int?) -> Result<Generation, SkipReason> {
-        guard SafeName.isSafe(id) else { return .failure(.unsafeID) }
-        switch fileSystem.status(layout.generation(id))?.kind {
-        case nil: return .failure(.missing)
-        case .directory?: break
-        default: return .failure(.notADirectory)
-        }
-        if let skipped = knownSkip(id, schemaVersion: schemaVersion) { return .failure(skipped) }
+        if let skipped = skipBeforeReading(id, schemaVersion: schemaVersion) { return .failure(skipped) }
         let envelope: Envelope
         switch readEnvelope(id) {
         case .success(let decoded): envelope = decoded
@@ -91,6 +85,17 @@ struct FeedReader {
             Generation(
                 id: id, schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
                 fingerprint: envelope.fingerprint, compactPayload: envelope.compactPayload, assets: assets))
+    }
+
+    /// Why a candidate is skipped before its `feed.json` is read whole: an unsafe id, no folder,
+    /// or what the memo or the file's first bytes already tell.
+    private func skipBeforeReading(_ id: String, schemaVersion: Int?) -> SkipReason? {
+        guard SafeName.isSafe(id) else { return .unsafeID }
+        switch fileSystem.status(layout.generation(id))?.kind {
+        case nil: return .missing
+        case .directory?: return knownSkip(id, schemaVersion: schemaVersion)
+        default: return .notADirectory
+        }
     }
 
     /// The fingerprint a generation's `feed.json` declares, whatever state its assets are in (nil:
@@ -175,6 +180,36 @@ struct FeedReader {
         return nil
     }
 
+    /// A candidate as a listing shows it, by the same rules as `load` but from the memo where it
+    /// knows the candidate's `feed.json`: no payload is kept, and one seen is not read again.
+    func summary(_ id: String, schemaVersion: Int?) -> Result<GenerationSummary, SkipReason> {
+        if let skipped = skipBeforeReading(id, schemaVersion: schemaVersion) { return .failure(skipped) }
+        let envelope: EnvelopeSummary
+        if let status = fileSystem.status(layout.envelope(id)),
+            case .parsed(let known)? = memo?.outcome(layout.envelope(id), status: status)
+        {
+            envelope = known
+        } else {
+            switch readEnvelope(id) {
+            case .success(let decoded): envelope = decoded.summary
+            case .failure(let reason): return .failure(reason)
+            }
+        }
+        if let wanted = schemaVersion, envelope.schemaVersion != wanted {
+            return .failure(.wrongSchema(found: envelope.schemaVersion, wanted: wanted))
+        }
+        let assets: [AssetInfo]
+        switch assetList(id, stored: envelope.assets) {
+        case .success(let list): assets = list
+        case .failure(let reason) where verifiesAssets: return .failure(reason)
+        case .failure: assets = []
+        }
+        return .success(
+            GenerationSummary(
+                schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
+                fingerprint: envelope.fingerprint, assets: assets))
+    }
+
     private func loadSummary(_ id: String) -> EnvelopeSummary? {
         guard SafeName.isSafe(id), fileSystem.status(layout.generation(id))?.kind == .directory,
             knownSkip(id, schemaVersion: nil) == nil
@@ -224,13 +259,13 @@ struct FeedReader {
         return .success(assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
     }
 
-    private enum PointerState {
+    enum PointerState {
         case absent
         case unusable(String)
         case present(Pointer)
     }
 
-    private func readPointer() -> PointerState {
+    func readPointer() -> PointerState {
         do {
             let bytes = try fileSystem.readFile(layout.pointer, limit: limits.maxBytes)
             guard let pointer = Pointer.decode(bytes) else { return .unusable("current.json is not a valid pointer") }

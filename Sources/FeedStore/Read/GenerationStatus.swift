@@ -27,49 +27,56 @@ public struct GenerationStatus: Equatable, Sendable {
     /// Why, for every state but `served`.
     public var reason: String?
     /// What its envelope says, when readable.
-    public var generation: Generation?
+    public var generation: GenerationSummary?
+}
+
+/// What a listing shows of a readable generation: its envelope's head and its assets, never its
+/// payload.
+public struct GenerationSummary: Equatable, Sendable {
+    /// The payload's schema version.
+    public var schemaVersion: Int
+    /// When it was written, epoch milliseconds.
+    public var generatedAtEpochMs: Int64
+    /// Its fingerprint.
+    public var fingerprint: String
+    /// Its assets, sorted by name.
+    public var assets: [AssetInfo]
 }
 
 extension FeedReader {
     /// Every generation folder, newest first, plus ids the pointer names that are not on disk.
+    /// Each `feed.json` is judged through the memo: read and parsed once while its file status
+    /// holds, whatever schema version later listings ask for.
     func statuses(schemaVersion: Int?) -> [GenerationStatus] {
-        let inspection = inspect(schemaVersion: schemaVersion)
-        let served = inspection.read.served?.id
-        let previous = Set(inspection.pointed.dropFirst())
+        var pointed: [String] = []
+        if case .present(let pointer) = readPointer() { pointed = [pointer.current] + pointer.previous }
         let folders = ((try? fileSystem.listDirectory(layout.generations)) ?? []).filter(\.isDirectory).map(\.name)
             .sorted(by: >)
+        var outcomes: [String: Result<GenerationSummary, SkipReason>] = [:]
+        func outcome(_ id: String) -> Result<GenerationSummary, SkipReason> {
+            if let known = outcomes[id] { return known }
+            let found = summary(id, schemaVersion: schemaVersion)
+            outcomes[id] = found
+            return found
+        }
+        // The reader's choice: the pointer's candidates in order, then the listed folders.
+        let served = (pointed + listedGenerations()).first { id in
+            if case .success = outcome(id) { return true }
+            return false
+        }
+        let previous = Set(pointed.dropFirst())
         var result: [GenerationStatus] = []
         for id in folders {
-            if id.hasSuffix(GenerationID.temporarySuffix) {
+            guard !id.hasSuffix(GenerationID.temporarySuffix) else {
                 result.append(
                     GenerationStatus(
                         id: id, state: .inProgress,
                         reason: "a write in progress, or what a crash left; readers ignore it", generation: nil))
                 continue
             }
-            switch load(id, schemaVersion: schemaVersion) {
-            case .success(let generation):
-                let state: GenerationStatus.State = id == served ? .served : previous.contains(id) ? .kept : .retired
-                let reason: String? =
-                    switch state {
-                    case .served: nil
-                    case .kept: "listed in current.json as a fallback"
-                    default: "not in current.json; deleted once its grace period is over"
-                    }
-                result.append(GenerationStatus(id: id, state: state, reason: reason, generation: generation))
-            case .failure(let reason):
-                if case .wrongSchema = reason {
-                    result.append(
-                        GenerationStatus(
-                            id: id, state: .wrongSchema, reason: reason.description,
-                            generation: try? load(id, schemaVersion: nil).get()))
-                } else {
-                    result.append(
-                        GenerationStatus(id: id, state: .corrupt, reason: reason.description, generation: nil))
-                }
-            }
+            result.append(status(id, outcome: outcome(id), served: served, previous: previous))
         }
-        for id in inspection.pointed where !folders.contains(id) {
+        for id in pointed where !folders.contains(id) {
             result.append(
                 GenerationStatus(
                     id: id, state: .missing,
@@ -78,6 +85,29 @@ extension FeedReader {
                     generation: nil))
         }
         return result
+    }
+
+    private func status(
+        _ id: String, outcome: Result<GenerationSummary, SkipReason>, served: String?, previous: Set<String>
+    ) -> GenerationStatus {
+        switch outcome {
+        case .success(let generation):
+            let state: GenerationStatus.State = id == served ? .served : previous.contains(id) ? .kept : .retired
+            let reason: String? =
+                switch state {
+                case .served: nil
+                case .kept: "listed in current.json as a fallback"
+                default: "not in current.json; deleted once its grace period is over"
+                }
+            return GenerationStatus(id: id, state: state, reason: reason, generation: generation)
+        case .failure(let reason):
+            if case .wrongSchema = reason {
+                return GenerationStatus(
+                    id: id, state: .wrongSchema, reason: reason.description,
+                    generation: try? summary(id, schemaVersion: nil).get())
+            }
+            return GenerationStatus(id: id, state: .corrupt, reason: reason.description, generation: nil)
+        }
     }
 }
 
@@ -93,8 +123,7 @@ extension FeedStore {
         else {
             return nil
         }
-        return FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
-            .statuses(schemaVersion: schemaVersion)
+        return reader(of: layout).statuses(schemaVersion: schemaVersion)
     }
 }
 

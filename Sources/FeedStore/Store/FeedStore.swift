@@ -237,7 +237,7 @@ public final class FeedStore: Sendable {
         reader(of: GroupLayout(root: root, group: group))
     }
 
-    private func reader(of layout: GroupLayout) -> FeedReader {
+    func reader(of layout: GroupLayout) -> FeedReader {
         var reader = FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
         reader.memo = envelopeMemo
         return reader
