@@ -331,7 +331,8 @@ def check_rtl():
         const title = frame.querySelector('.title'), sub = frame.querySelector('.subtitle');
         return { family: frame.dataset.family, textSize: frame.dataset.textSize, direction: frame.dataset.direction, cut: frame.dataset.cut === 'true',
                  first: shown(title, 6), logical: logical(title), titleCut: title.dataset.full !== undefined, dir: getComputedStyle(title).direction,
-                 sub: sub ? { first: shown(sub, 3) && sub.scrollHeight <= sub.clientHeight + 1, logical: logical(sub), text: sub.textContent } : null };
+                 sub: sub ? { first: shown(sub, 3) && sub.scrollHeight <= sub.clientHeight + 1, logical: logical(sub), text: sub.textContent,
+                              dir: getComputedStyle(sub).direction } : null };
       });""")
     check("the right-to-left title reaches every frame", wait_for(lambda: len(frames()) > 36 and all(f["first"] or f["last"] for f in frames()), 5))
     largest = [f for f in frames() if f["textSize"] == "largest"]
@@ -341,6 +342,8 @@ def check_rtl():
     subtitled = [f for f in frames() if f["sub"]]
     check("a subtitle that starts with a number keeps the number's start in view, cut at its logical end",
           len(subtitled) > 0 and all(f["sub"]["first"] and f["sub"]["logical"] for f in subtitled), str([f for f in subtitled if not (f["sub"]["first"] and f["sub"]["logical"])][:3]))
+    check("and stays right to left once cut, as its whole text is (a cut leaving digits only would read left to right)",
+          all(f["sub"]["dir"] == "rtl" for f in subtitled), str([f["sub"] for f in subtitled if f["sub"]["dir"] != "rtl"][:3]))
     driver.find_element(By.ID, "matrix").screenshot(os.path.join(output, "preview-rtl.png"))
 
 def check_read_token():

@@ -79,6 +79,7 @@ import Testing
                 (#"{"items":"/quotes","subtitle":"/t"}"#, "subtitle", "20 items"),
                 (#"{"items":"/quotes","image":"{nope}.png"}"#, "image", "'nope'"),
                 (#"{"items":"/quotes","image":"/photo"}"#, "image", "/photo"),
+                (#"{"items":"/quotes","image":"/text"}"#, "image", "no asset name can be"),
                 (#"{"items":"/quotes","empty":"/nope"}"#, "empty", "/nope"),
             ] {
                 let refused = try client.put("/feeds/quotes/profile", json: json)

@@ -56,9 +56,29 @@ import Testing
         ("America/St_Johns", 1_772_928_000_000), ("Asia/Kathmandu", 1_774_656_000_000),
     ])
     func everyMinuteShowsTheSlotTheDeviceComputes(zoneName: String, start: Int64) throws {
+        try everyMinute(zoneName: zoneName, start: start)
+    }
+
+    /// Starting right at or after a change of offset within a local hour: the first entry starts
+    /// at the change, with the offset it assumes (Lord Howe 2025-10-05 and 2026-04-05, Chatham
+    /// 2027-09-26).
+    @Test(arguments: [
+        ("Australia/Lord_Howe", Int64(1_759_591_800_000)), ("Australia/Lord_Howe", 1_775_314_800_000),
+        ("Pacific/Chatham", 1_821_880_800_000), ("Australia/Lord_Howe", 1_759_591_800_001),
+    ])
+    func aTimelineStartingAtAChangeOfOffsetStartsWithIt(zoneName: String, start: Int64) throws {
+        try everyMinute(zoneName: zoneName, start: start)
+    }
+
+    private func everyMinute(zoneName: String, start: Int64) throws {
         let zone = try #require(ZoneRules(named: zoneName))
         let hours = WidgetTimeline.hours(startEpochMs: start, count: 200, zone: zone)
         let end = try #require(hours.last).startEpochMs
+        // Each entry's offset and slot are those at its own start.
+        for hour in hours {
+            let offset = zone.offsetSeconds(at: Int64((Double(hour.startEpochMs) / 1000).rounded(.down)))
+            #expect(hour.zoneOffsetSeconds == offset, "\(zoneName) \(hour)")
+        }
         var wrong: [String] = []
         var entry = 0
         for minute in stride(from: hours[0].startEpochMs, to: end, by: 60_000) {

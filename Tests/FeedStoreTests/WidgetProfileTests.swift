@@ -90,19 +90,20 @@ import Testing
     @Test func onlyHTTPAddressesAreURLs() throws {
         let payload = try document(
             #"{"q":[{"p":"javascript:alert(1)"},{"p":"file:///etc/passwd.jpg"},{"p":"data:image/png;base64,AA"},"#
-                + #"{"p":"HTTPS://cdn.example/q.jpg"},{"p":"http://cdn.example/q"}]}"#)
+                + #"{"p":"http:foo.jpg"},{"p":"https://"},{"p":"HTTPS:/\\evil.example/x.jpg"},{"p":"Quote 1"},"#
+                + #"{"p":"é.jpg"},{"p":"HTTPS://cdn.example/q.jpg"},{"p":"http://cdn.example/q"}]}"#)
         let items = WidgetItems(profile: try profile(#"{"items":"/q","image":"/p"}"#), payload: payload)
         let array = try #require(items.array)
-        let images = (0..<5).map { items.item(array.element(at: $0)!, index: $0).image }
-        for refused in images.prefix(3) {
+        let images = (0..<10).map { items.item(array.element(at: $0)!, index: $0).image }
+        for refused in images.prefix(8) {
             guard case .unnamed(let why) = refused else {
                 Issue.record("\(refused) should name no file")
                 continue
             }
-            #expect(why.contains("http(s)"))
+            #expect(why.contains("names no image file"), "\(why)")
         }
-        #expect(images[3] == .url("HTTPS://cdn.example/q.jpg"))
-        #expect(images[4] == .url("http://cdn.example/q"))
+        #expect(images[8] == .url("HTTPS://cdn.example/q.jpg"))
+        #expect(images[9] == .url("http://cdn.example/q"))
     }
 
     @Test func anItemResolvesToWhatTheWidgetLooksUp() throws {

@@ -365,6 +365,9 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 function cutAtLogicalEnd(text) {
   const full = text.textContent, ends = [0, ...[...graphemes.segment(full)].map((g) => g.index + g.segment.length)];
   text.dataset.full = full;
+  // The whole text's direction, kept: a cut that leaves only digits would otherwise be laid out
+  // left to right (dir="auto" finds no strong letter in it), where a device keeps the paragraph's.
+  text.dir = getComputedStyle(text).direction;
   const show = (count) => { text.textContent = full.slice(0, ends[count]).trimEnd() + "…"; return !overflows(text); };
   let low = 0, high = ends.length - 2;
   while (low < high) {

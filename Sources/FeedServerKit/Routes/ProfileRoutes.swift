@@ -72,8 +72,8 @@ struct ProfileRoutes: Sendable {
         throw Problem.invalidProfile(
             ProfileError(
                 misfit.member,
-                "\(misfit.detail) (the served generation, \(generation.generationId)). When the payload's shape "
-                    + "changes too, publish it first, then the profile."))
+                "\(misfit.detail) Judged against the served generation, \(generation.generationId); when the "
+                    + "payload's shape changes too, publish it first, then the profile."))
     }
 
     private func validGroup(_ routed: RoutedRequest) throws(Problem) -> String {

@@ -68,6 +68,8 @@ public struct WidgetItems: Sendable {
             return .notDescribed
         case .template(let template):
             switch template.name(for: node) {
+            case .success(let name) where !SafeName.isSafe(name):
+                return .unnamed("makes '\(name.prefix(64))' with \(template.text), which no asset name can be")
             case .success(let name): return .asset(name)
             case .failure(let missing) where missing.tooLong:
                 return .unnamed(
@@ -91,15 +93,24 @@ public struct WidgetItems: Sendable {
                     "has a string at \(pointer.text) longer than a file name may be "
                         + "(\(NameTemplate.maxNameBytes) bytes), so it names no image file")
             }
+            if case .asset(let name) = image, !SafeName.isSafe(name) {
+                return .unnamed(
+                    "has '\(name.prefix(64))' at \(pointer.text), which no asset name can be (ASCII letters, digits, "
+                        + "'-', '_' and '.'), so it names no image file")
+            }
             return image
         }
     }
 
-    /// Whether a URL is one an app fetches images from: `http:` or `https:` (any case). Other
-    /// schemes (`file:`, `data:`, `javascript:`) name nothing a widget's asset lookup finds.
+    /// Whether a URL is one an app fetches images from: `http://` or `https://` (any case) and a
+    /// host. Other schemes (`file:`, `data:`, `javascript:`) and hostless forms (`http:x.jpg`) name
+    /// nothing a widget's asset lookup finds, nor anything an app can fetch.
     static func isFetchable(_ address: String) -> Bool {
-        let scheme = address.prefix { $0 != ":" }.lowercased()
-        return scheme == "http" || scheme == "https"
+        let lowered = address.lowercased()
+        guard let rest = ["http://", "https://"].first(where: lowered.hasPrefix).map({ lowered.dropFirst($0.count) })
+        else { return false }
+        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return !host.isEmpty && !host.contains("\\") && !host.contains(" ")
     }
 
     /// The file a string names: an image reference's file name (`photos/q1.jpg` → `q1.jpg`), a

@@ -134,7 +134,7 @@ public struct WidgetProfile: Sendable, Equatable {
                 throw ProfileError(
                     "zone",
                     "'\(zone)' is neither an IANA time zone known to this system (such as Europe/Berlin) nor an "
-                        + "offset such as +05:30.")
+                        + "offset such as +05:30 or +05:30:15 (at most 18 hours either way).")
             }
             self.zone = zone
         }

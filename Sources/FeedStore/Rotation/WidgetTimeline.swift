@@ -66,7 +66,7 @@ extension WidgetTimeline {
             let offset = zone.offsetSeconds(at: floorSeconds(moment))
             let slot = WidgetRotation.hourSlot(epochMs: moment, zoneOffsetSeconds: offset)
             guard let top = WidgetRotation.slotStartEpochMs(slot: slot, zoneOffsetSeconds: offset) else { break }
-            let start = hours.isEmpty ? top : max(top, moment)
+            let start = hours.isEmpty ? firstStart(top: top, moment: moment, in: zone) : max(top, moment)
             hours.append(Hour(startEpochMs: start, slot: slot, zoneOffsetSeconds: offset))
             let (next, overflow) = top.addingReportingOverflow(3_600_000)
             if overflow { break }
@@ -80,6 +80,18 @@ extension WidgetTimeline {
             }
         }
         return hours
+    }
+
+    /// Where the first entry starts: the top of its local hour, or the change of offset after it
+    /// when the offset at the top was another (Lord Howe's clocks move half an hour at 2:00, so
+    /// its 1:00 hour starts on the old offset and ends on the new).
+    private static func firstStart(top: Int64, moment: Int64, in zone: ZoneRules) -> Int64 {
+        let offsetAtTop = zone.offsetSeconds(at: floorSeconds(top))
+        guard offsetAtTop != zone.offsetSeconds(at: floorSeconds(moment)),
+            case (let after, false) = moment.addingReportingOverflow(1),
+            let change = firstChange(in: zone, from: top, before: after, offset: offsetAtTop)
+        else { return top }
+        return change
     }
 
     /// The first whole second in (`from`, `before`) at which the zone's offset is no longer
