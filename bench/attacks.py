@@ -727,6 +727,45 @@ def jsonflood():
                 f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
 
 
+def deleted_files_held(pid):
+    """(distinct deleted files the process holds open, their bytes together), from /proc/PID/fd."""
+    inodes = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").endswith("(deleted)"):
+                info = os.stat(f"/proc/{pid}/fd/{fd}")
+                inodes[info.st_ino] = info.st_size
+        except OSError:
+            pass
+    return len(inodes), sum(inodes.values())
+
+
+def exports():
+    """Ten clients ask for the archive of a ~10 MiB group and never read it: the deleted archive
+    files the server holds open for them, and /healthz meanwhile."""
+    with running("exports") as server:
+        publish_small(server)
+        publish(server, "big", sized_payload(10 * MIB, "export"))
+        idle_probes = probe_idle(server)
+        sockets = []
+        probes = Probes(server.port)
+        for _ in range(10):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", server.port))
+            sock.sendall(b"GET /feeds/big/archive HTTP/1.1\r\nHost: x\r\n\r\n")
+            sockets.append(sock)
+        time.sleep(3)
+        files, held = deleted_files_held(server.process.pid)
+        during = probes.stop()
+        print(f"| 10 stalled archive readers | {files} deleted file(s) held, {held / MIB:.1f} MiB |")
+        report_probes("exports", idle_probes, during, "10 stalled archive readers")
+        summary("exports", "10 stalled readers of one ~10 MiB archive: deleted files held", f"{files}, {held / MIB:.1f} MiB",
+                "", "at most one per work-pool thread (two writers may miss at once)", files <= os.cpu_count())
+        for sock in sockets:
+            sock.close()
+
+
 def members_body(size):
     """A JSON object of about `size` bytes with as many members as fit: {"k0":0,"k1":0,...}."""
     parts, total, index = [], 1, 0
@@ -903,7 +942,7 @@ def streams():
 # ---------------------------------------------------------------- main
 
 SCENARIOS = {"versions": versions, "faults": faults, "sparse": sparse, "fifo": fifo, "cache": cache,
-             "bigjson": bigjson, "jsonflood": jsonflood, "members": members, "listings": listings, "streams": streams}
+             "bigjson": bigjson, "jsonflood": jsonflood, "exports": exports, "members": members, "listings": listings, "streams": streams}
 
 
 class ScenarioTimeout(Exception):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The attack benchmarks (bench/attacks.py) against a release build:
-#   bash bench/attacks.sh [versions faults sparse fifo cache bigjson members listings streams]   (default: all)
+#   bash bench/attacks.sh [versions faults sparse fifo cache bigjson jsonflood exports members listings streams]   (default: all)
 # FEED_SERVER_BIN names a feed-server binary to run instead of building one. Otherwise the release
 # binary is built into .build-bench, its own scratch path, so a build in .build (a test run, an
 # editor) is neither disturbed nor waited for.

@@ -21,6 +21,8 @@ struct ArchiveRoutes: Sendable {
     var notModifiedStatesLength = false
     /// The archive lengths of generations exported or measured, for their `304`s.
     let sizes = ExportSizes()
+    /// Archives already written, shared by the exports of one generation.
+    let files = ExportFiles()
 
     /// The route table entry.
     var route: Route {
@@ -39,7 +41,8 @@ struct ArchiveRoutes: Sendable {
 
     /// The served generation (any schema, or `?schemaVersion=N`'s) as a tar, written piece by
     /// piece to a file in the upload area and sent from there (the file is unlinked once open),
-    /// so an export never holds a generation in memory.
+    /// so an export never holds a generation in memory; the file is kept for the next exports of
+    /// the same generation (`ExportFiles`).
     func export(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let (group, schemaVersion) = try feeds.readTarget(routed)
         guard let generation = store.read(group: group, schemaVersion: schemaVersion).served else {
@@ -60,14 +63,25 @@ struct ArchiveRoutes: Sendable {
                 notModifiedStatesLength ? try exportSize(archive, key: key) : 0)
             return notModified
         }
-        let file: OpenedFile
-        do { file = try write(archive) } catch {
-            throw Self.exportFailed(error, generation: generation, group: group)
-        }
-        sizes.record(key, file.size)
         headers.insert(("Content-Type", "application/x-tar"), at: 0)
         headers.append(("Content-Disposition", "attachment; filename=\"\(group).tar\""))
-        return HTTPResponse(file: file.responseFile(), headers: headers)
+        return HTTPResponse(file: try exported(archive, key: key), headers: headers)
+    }
+
+    /// The archive as an answer's file: the one kept for `key`, else written now and kept.
+    private func exported(_ archive: GenerationArchive, key: ExportSizes.Key) throws(Problem) -> ResponseFile {
+        if let kept = files.responseFile(key) { return kept }
+        let file: OpenedFile
+        let answer: ResponseFile
+        do {
+            file = try write(archive)
+            answer = ResponseFile(takingDescriptor: try file.duplicateDescriptor(), size: file.size)
+        } catch {
+            throw Self.exportFailed(error, generation: archive.generation, group: archive.group)
+        }
+        sizes.record(key, file.size)
+        files.keep(file, for: key)
+        return answer
     }
 
     /// The length of the generation's archive: as exported or measured before, else measured

@@ -37,6 +37,14 @@ public final class OpenedFile: @unchecked Sendable {
         return Array(bytes.prefix(filled))
     }
 
+    /// A second descriptor of the same open file (`F_DUPFD_CLOEXEC`), for a reader that closes
+    /// its own while this object keeps the file; readers at offsets (`pread`, `sendfile`) share
+    /// no position through it.
+    public func duplicateDescriptor() throws -> Int32 {
+        let original = descriptor
+        return try Syscall.run("fcntl(F_DUPFD_CLOEXEC)", "fd \(original)") { fcntl(original, F_DUPFD_CLOEXEC, 0) }
+    }
+
     /// Gives the descriptor away (for example to libmicrohttpd, which closes it); this object
     /// no longer closes it.
     public func takeDescriptor() -> Int32 {
