@@ -185,6 +185,11 @@ import Testing
             // A filter whose value does not decode would read as absent and match everything.
             #expect(try client.get("/journal?group=%ff").status == 400)
             #expect(try client.get("/journal/reads?group=%C3%28").status == 400)
+            // A name that does not decode names nothing a route could mean: refused, not ignored.
+            let name = try client.get("/feeds?%ff=1")
+            #expect(name.status == 400)
+            #expect(name.text.contains("%ff"))
+            #expect(try client.get("/feeds?%C3%A9=1").status == 200, "a name that decodes is read (and ignored)")
         }
         let payload = scratch.path + "/payload.json"
         try Data(#"{"n":1}"#.utf8).write(to: URL(fileURLWithPath: payload))

@@ -89,8 +89,9 @@ package struct RequestFields: @unchecked Sendable {
         }
     }
 
-    /// The first query name whose value is not percent-encoded UTF-8 (`?group=%ff`), nil when
-    /// every value decodes (or these are headers). A route would read such a value as absent.
+    /// The first query name that is not percent-encoded UTF-8, or whose value is not
+    /// (`?%ff=1`, `?group=%ff`), nil when every one decodes (or these are headers). A route would
+    /// read such a value as absent.
     package var undecodableName: String? {
         switch source {
         case .live(let connection, let kind):
@@ -145,6 +146,12 @@ private let collectField: MHD_KeyValueIterator = { cls, _, key, value in
     // Names as the live lookup matches them (raw; headers case-insensitively); a name without
     // a value reads as absent there too.
     let normalized = collector.caseInsensitive ? name.lowercased() : name
+    // A query name that does not decode (`?%ff=1`) names nothing a route could mean: refused as
+    // an undecodable value is, rather than ignored.
+    if collector.kind == .GET_ARGUMENT_KIND, PercentDecoding.decode(name, plusIsSpace: true) == nil {
+        if collector.undecodable == nil { collector.undecodable = name }
+        return mhdYes
+    }
     guard let value else { return mhdYes }
     guard let decoded = RequestFields.decoded(value, kind: collector.kind) else {
         if collector.undecodable == nil { collector.undecodable = name }
