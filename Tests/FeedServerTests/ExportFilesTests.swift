@@ -51,4 +51,22 @@ import Testing
             #expect(String(decoding: profiled.body, as: UTF8.self).contains("profile.json"))
         }
     }
+
+    /// A generation edited in place (same size, by hand) is exported as it now is, as the feed
+    /// read serves it: the kept archive is used only while the files it was written from hold.
+    @Test func aGenerationEditedInPlaceIsExportedAsItIsNow() throws {
+        let scratch = ScratchDirectory()
+        try withTestServer(root: scratch.path) { server, client in
+            let published = try client.put("/feeds/g", json: #"{"quotes":[{"text":"one"}]}"#)
+            let id = try #require(published.json["generationId"] as? String)
+            let first = try client.get("/feeds/g/archive")
+            #expect(String(decoding: first.body, as: UTF8.self).contains(#""one""#))
+            let feed = server.store.root + "/g/generations/\(id)/feed.json"
+            let edited = try String(contentsOfFile: feed, encoding: .utf8).replacingOccurrences(of: "one", with: "two")
+            try Data(edited.utf8).write(to: URL(fileURLWithPath: feed))
+            try waitUntil { String(decoding: try client.get("/feeds/g").body, as: UTF8.self).contains(#""two""#) }
+            let second = try client.get("/feeds/g/archive")
+            #expect(String(decoding: second.body, as: UTF8.self).contains(#""two""#), "not the archive kept before")
+        }
+    }
 }

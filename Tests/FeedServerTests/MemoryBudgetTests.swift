@@ -73,4 +73,33 @@ import Glibc
             withExtendedLifetime(tricklers) {}
         }
     }
+
+    /// A multipart publish refused for the budget gives back what its payload part held at once,
+    /// not when its connection ends: a refused client that stays connected holds nothing.
+    @Test func aRefusedMultipartBodyGivesItsMemoryBackAtOnce() throws {
+        try withTestServer(configure: Self.configure) { server, client in
+            var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
+            try holder?.sendRaw(
+                Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
+            usleep(200_000)
+            // A multipart payload part of 100 KB: 60 KB fit, the rest is refused; the client stays.
+            let boundary = "refusedboundary"
+            let head =
+                "PUT /feeds/m HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
+                + "Content-Length: 200000\r\n\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"payload\"\r\n"
+                + "Content-Type: application/json\r\n\r\n"
+            let refused = try HTTPTestConnection(port: server.port)
+            try refused.sendRaw(Array(head.utf8) + Self.array(bytes: 100_000))
+            usleep(200_000)
+            holder = nil  // gives back its 140 KB
+            // 145 KB fits only if the refused part's 60 KB went back too.
+            try waitUntil {
+                try client.request(
+                    "PUT", "/feeds/h", headers: [("Content-Type", "application/json")],
+                    body: Self.array(bytes: 145_000)
+                ).status == 201
+            }
+            withExtendedLifetime(refused) {}
+        }
+    }
 }

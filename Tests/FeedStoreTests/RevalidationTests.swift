@@ -87,4 +87,23 @@ import Testing
         #expect(!store.isCurrent(snapshot.token), "50 ms after the pointer was stat'ed, past the 20 ms interval")
         withExtendedLifetime(temporary) {}
     }
+
+    /// A fallback read is no longer current once the skipped generation is repaired in place
+    /// (its feed.json put back), or damaged again differently: the skipped candidates' feed.json
+    /// files are re-checked with the served one's.
+    @Test func aFallbackEndsWhenTheSkippedGenerationIsRepairedInPlace() throws {
+        let temporary = TemporaryDirectory()
+        let store = FeedStore(root: temporary.path + "/root")
+        _ = try store.publish(group: "g", payloadJSON: Array(#"["old"]"#.utf8))
+        let newest = try store.publish(group: "g", payloadJSON: Array(#"["new"]"#.utf8))
+        let feed = temporary.path + "/root/g/generations/\(newest.generationId)/feed.json"
+        let away = temporary.path + "/feed.json.away"
+        try FileManager.default.moveItem(atPath: feed, toPath: away)
+        let fallback = store.snapshot(group: "g")
+        #expect(fallback.read.served?.id != newest.generationId, "the older generation is served")
+        #expect(store.isCurrentNow(fallback.token))
+        try FileManager.default.moveItem(atPath: away, toPath: feed)
+        #expect(!store.isCurrentNow(fallback.token), "the repair is seen")
+        #expect(store.snapshot(group: "g").read.served?.id == newest.generationId)
+    }
 }

@@ -45,9 +45,8 @@ struct ArchiveRoutes: Sendable {
     /// the same generation (`ExportFiles`).
     func export(_ routed: RoutedRequest) throws(Problem) -> HTTPResponse {
         let (group, schemaVersion) = try feeds.readTarget(routed)
-        guard let generation = store.read(group: group, schemaVersion: schemaVersion).served else {
-            throw .nothingToExport(group: group)
-        }
+        let snapshot = store.snapshot(group: group, schemaVersion: schemaVersion)
+        guard let generation = snapshot.read.served else { throw .nothingToExport(group: group) }
         let archive: GenerationArchive
         do { archive = try GenerationArchive(store: store, group: group, generation: generation) } catch {
             throw Problem.unreadableProfile(error)
@@ -65,12 +64,15 @@ struct ArchiveRoutes: Sendable {
         }
         headers.insert(("Content-Type", "application/x-tar"), at: 0)
         headers.append(("Content-Disposition", "attachment; filename=\"\(group).tar\""))
-        return HTTPResponse(file: try exported(archive, key: key), headers: headers)
+        return HTTPResponse(file: try exported(archive, key: key, token: snapshot.token), headers: headers)
     }
 
-    /// The archive as an answer's file: the one kept for `key`, else written now and kept.
-    private func exported(_ archive: GenerationArchive, key: ExportSizes.Key) throws(Problem) -> ResponseFile {
-        if let kept = files.responseFile(key) { return kept }
+    /// The archive as an answer's file: the one kept for `key` while the files it was written
+    /// from are unchanged, else written now and kept.
+    private func exported(
+        _ archive: GenerationArchive, key: ExportSizes.Key, token: ChangeToken
+    ) throws(Problem) -> ResponseFile {
+        if let kept = files.responseFile(key, isCurrent: store.isCurrentNow) { return kept }
         let file: OpenedFile
         let answer: ResponseFile
         do {
@@ -80,7 +82,7 @@ struct ArchiveRoutes: Sendable {
             throw Self.exportFailed(error, generation: archive.generation, group: archive.group)
         }
         sizes.record(key, file.size)
-        files.keep(file, for: key)
+        files.keep(file, for: key, token: token)
         return answer
     }
 

@@ -9,6 +9,8 @@ import HTTPTransport
 final class ExportFiles: Sendable {
     private struct Kept {
         let file: OpenedFile
+        /// What the archive was written from: an in-place edit of its generation ends its use.
+        let token: ChangeToken?
         var lastUsedNanos: Int64
     }
 
@@ -20,21 +22,27 @@ final class ExportFiles: Sendable {
 
     private let kept = Lock<[ExportSizes.Key: Kept]>([:])
 
-    /// A descriptor of `key`'s archive when one is kept, for an answer to send and close.
-    func responseFile(_ key: ExportSizes.Key) -> ResponseFile? {
+    /// A descriptor of `key`'s archive when one is kept and what it was written from is
+    /// `isCurrent`, for an answer to send and close.
+    func responseFile(_ key: ExportSizes.Key, isCurrent: (ChangeToken) -> Bool = { _ in true }) -> ResponseFile? {
         let now = MonotonicClock.nanos()
-        let file: OpenedFile? = kept.withLock { kept in
+        let found: Kept? = kept.withLock { kept in
             kept = kept.filter { now - $0.value.lastUsedNanos < Self.idleNanos }
             kept[key]?.lastUsedNanos = now
-            return kept[key]?.file
+            return kept[key]
         }
-        guard let file, let descriptor = try? file.duplicateDescriptor() else { return nil }
-        return ResponseFile(takingDescriptor: descriptor, size: file.size)
+        guard let found else { return nil }
+        guard found.token.map(isCurrent) ?? true else {
+            kept.withLock { kept in if kept[key]?.file === found.file { kept[key] = nil } }
+            return nil
+        }
+        guard let descriptor = try? found.file.duplicateDescriptor() else { return nil }
+        return ResponseFile(takingDescriptor: descriptor, size: found.file.size)
     }
 
-    /// Keeps `file`, `key`'s archive, for the exports that follow; the least recently used
-    /// archive goes when there are `capacity` already.
-    func keep(_ file: OpenedFile, for key: ExportSizes.Key) {
+    /// Keeps `file`, `key`'s archive written from what `token` describes, for the exports that
+    /// follow; the least recently used archive goes when there are `capacity` already.
+    func keep(_ file: OpenedFile, for key: ExportSizes.Key, token: ChangeToken? = nil) {
         let now = MonotonicClock.nanos()
         kept.withLock { kept in
             if kept[key] == nil, kept.count >= Self.capacity,
@@ -42,7 +50,7 @@ final class ExportFiles: Sendable {
             {
                 kept[oldest] = nil
             }
-            kept[key] = Kept(file: file, lastUsedNanos: now)
+            kept[key] = Kept(file: file, token: token, lastUsedNanos: now)
         }
     }
 }

@@ -168,7 +168,13 @@ public final class FeedStore: Sendable {
         // With no pointer, readers list generations/: a new folder there changes its status.
         if probes[0].status == nil { probes.append(probe(layout.generations)) }
         let read = reader(for: group).read(schemaVersion: schemaVersion)
-        let occasional = read.served.map { [probe(layout.envelope($0.id))] } ?? []
+        // The served generation's feed.json, and those of the candidates skipped before it: one
+        // repaired in place (its feed.json put back or rewritten) changes the read as much.
+        let occasional =
+            (read.served.map { [probe(layout.envelope($0.id))] } ?? [])
+            + read.skipped.filter { SafeName.isSafe($0.id) }.prefix(Self.skippedProbes).map {
+                probe(layout.envelope($0.id))
+            }
         let assets =
             read.served.map { generation in generation.assets.map { probe(layout.asset(generation.id, $0.name)) } }
             ?? []
@@ -184,7 +190,10 @@ public final class FeedStore: Sendable {
     /// millisecond after it. One `lstat` per request would be about 0.8 µs of a cached read's
     /// ~9 µs (docs/benchmarks.md).
     public static let defaultProbeIntervalNanos: Int64 = 1_000_000
-    /// How often `isCurrent` also re-checks the served generation's own `feed.json`.
+    /// The most skipped candidates whose `feed.json` a read's token re-checks.
+    static let skippedProbes = 8
+    /// How often `isCurrent` also re-checks the served generation's own `feed.json` (and those
+    /// of the candidates skipped before it).
     public static let occasionalProbeIntervalMs: Int64 = 100
     /// How often `isCurrent` also re-checks the served generation's asset files.
     public static let assetProbeIntervalMs: Int64 = 1_000

@@ -53,7 +53,7 @@ struct RequestDriver {
         case .store:
             switch state.sink {
             case .buffer: keepInMemory(state, data, size)
-            case .multipart(let collector): collector.feed(data, count: size)
+            case .multipart(let collector): feedParts(state, collector, data, size)
             case .spool(let spool): spool.feed(data, count: size)
             case .none: break
             }
@@ -86,6 +86,18 @@ struct RequestDriver {
         }
         state.memoryHeld += size
         state.buffer.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+    }
+
+    /// Feeds a piece to the multipart collector. A part refused (past the memory budget, too many
+    /// parts, malformed) ends the collection at once: the collector goes, with the parts it kept
+    /// and the memory budget they held, and the rest of the body is drained, then refused.
+    private func feedParts(
+        _ state: ConnectionState, _ collector: MultipartCollector, _ data: UnsafePointer<CChar>, _ size: Int
+    ) {
+        collector.feed(data, count: size)
+        guard let refusal = collector.refusal else { return }
+        state.machine.sinkFailed(refusal)
+        state.sink = .none
     }
 
     /// The handler's call without data: the body has ended, or a suspended request was resumed.
