@@ -27,6 +27,12 @@ import Glibc
         Array(("[" + String(repeating: "1,", count: max(0, count / 2 - 1)) + "1]").utf8)
     }
 
+    /// A JSON publish of about `bytes` bytes to group `h`.
+    private static func publish(_ client: HTTPTestClient, bytes: Int) throws -> WireResponse {
+        try client.request(
+            "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: array(bytes: bytes))
+    }
+
     @Test func bodiesHeldInMemoryAreBoundedTogetherAndGivenBack() throws {
         try withTestServer(configure: Self.configure) { server, client in
             // One publish holds 140 KB of the 200 KB budget, its body not yet complete.
@@ -34,8 +40,7 @@ import Glibc
             try holder?.sendRaw(
                 Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
             usleep(300_000)
-            let refused = try client.request(
-                "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: Self.array(bytes: 100_000))
+            let refused = try Self.publish(client, bytes: 100_000)
             #expect(refused.status == 503)
             #expect(refused.header("Retry-After") != nil)
             #expect(refused.text.contains("--max-memory-body-bytes"), "\(refused.text)")
@@ -50,10 +55,7 @@ import Glibc
             // The holder goes away: what it held is given back.
             holder = nil  // closes its socket
             try waitUntil {
-                try client.request(
-                    "PUT", "/feeds/h", headers: [("Content-Type", "application/json")],
-                    body: Self.array(bytes: 100_000)
-                ).status == 201
+                try Self.publish(client, bytes: 100_000).status == 201
             }
             #expect(try client.putMultipart("/feeds/m", form).status == 201)
         }
@@ -67,8 +69,7 @@ import Glibc
                 try connection.sendRaw(Self.jsonHead("t\(index)", length: 150_000) + Array("[".utf8))
             }
             usleep(200_000)
-            let published = try client.request(
-                "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: Self.array(bytes: 100_000))
+            let published = try Self.publish(client, bytes: 100_000)
             #expect(published.status == 201, "\(published.text)")
             withExtendedLifetime(tricklers) {}
         }
@@ -94,10 +95,7 @@ import Glibc
             holder = nil  // gives back its 140 KB
             // 145 KB fits only if the refused part's 60 KB went back too.
             try waitUntil {
-                try client.request(
-                    "PUT", "/feeds/h", headers: [("Content-Type", "application/json")],
-                    body: Self.array(bytes: 145_000)
-                ).status == 201
+                try Self.publish(client, bytes: 145_000).status == 201
             }
             withExtendedLifetime(refused) {}
         }

@@ -72,14 +72,10 @@ struct FeedReader {
         case .success(let decoded): envelope = decoded
         case .failure(let reason): return .failure(reason)
         }
-        if let wanted = schemaVersion, envelope.schemaVersion != wanted {
-            return .failure(.wrongSchema(found: envelope.schemaVersion, wanted: wanted))
-        }
         let assets: [AssetInfo]
-        switch assetList(id, envelope: envelope) {
+        switch verifiedAssets(id, envelope.summary, schemaVersion: schemaVersion) {
         case .success(let list): assets = list
-        case .failure(let reason) where verifiesAssets: return .failure(reason)
-        case .failure: assets = []
+        case .failure(let reason): return .failure(reason)
         }
         return .success(
             Generation(
@@ -183,11 +179,30 @@ struct FeedReader {
     /// A candidate as a listing shows it, by the same rules as `load` but from the memo where it
     /// knows the candidate's `feed.json`: no payload is kept, and one seen is not read again.
     func summary(_ id: String, schemaVersion: Int?) -> Result<GenerationSummary, SkipReason> {
+        switch summaryAndAssets(id, schemaVersion: schemaVersion) {
+        case .success(let (envelope, assets)):
+            return .success(
+                GenerationSummary(
+                    schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
+                    fingerprint: envelope.fingerprint, assets: assets))
+        case .failure(let reason):
+            return .failure(reason)
+        }
+    }
+
+    private func loadSummary(_ id: String) -> EnvelopeSummary? {
+        try? summaryAndAssets(id, schemaVersion: nil).get().0
+    }
+
+    /// A candidate's envelope head and assets by the reader rules, its `feed.json` taken from the
+    /// memo while its file status holds, else read (and remembered).
+    private func summaryAndAssets(
+        _ id: String, schemaVersion: Int?
+    ) -> Result<(EnvelopeSummary, [AssetInfo]), SkipReason> {
         if let skipped = skipBeforeReading(id, schemaVersion: schemaVersion) { return .failure(skipped) }
+        let path = layout.envelope(id)
         let envelope: EnvelopeSummary
-        if let status = fileSystem.status(layout.envelope(id)),
-            case .parsed(let known)? = memo?.outcome(layout.envelope(id), status: status)
-        {
+        if let status = fileSystem.status(path), case .parsed(let known)? = memo?.outcome(path, status: status) {
             envelope = known
         } else {
             switch readEnvelope(id) {
@@ -195,43 +210,27 @@ struct FeedReader {
             case .failure(let reason): return .failure(reason)
             }
         }
+        return verifiedAssets(id, envelope, schemaVersion: schemaVersion).map { (envelope, $0) }
+    }
+
+    /// The assets of a candidate whose envelope decoded, or why it is skipped: another schema
+    /// version than `schemaVersion`, or (when this server's rule applies) asset files that do
+    /// not match its list.
+    private func verifiedAssets(
+        _ id: String, _ envelope: EnvelopeSummary, schemaVersion: Int?
+    ) -> Result<[AssetInfo], SkipReason> {
         if let wanted = schemaVersion, envelope.schemaVersion != wanted {
             return .failure(.wrongSchema(found: envelope.schemaVersion, wanted: wanted))
         }
-        let assets: [AssetInfo]
         switch assetList(id, stored: envelope.assets) {
-        case .success(let list): assets = list
+        case .success(let list): return .success(list)
         case .failure(let reason) where verifiesAssets: return .failure(reason)
-        case .failure: assets = []
+        case .failure: return .success([])
         }
-        return .success(
-            GenerationSummary(
-                schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
-                fingerprint: envelope.fingerprint, assets: assets))
-    }
-
-    private func loadSummary(_ id: String) -> EnvelopeSummary? {
-        guard SafeName.isSafe(id), fileSystem.status(layout.generation(id))?.kind == .directory,
-            knownSkip(id, schemaVersion: nil) == nil
-        else { return nil }
-        let path = layout.envelope(id)
-        let summary: EnvelopeSummary
-        if let status = fileSystem.status(path), case .parsed(let known)? = memo?.outcome(path, status: status) {
-            summary = known
-        } else {
-            guard case .success(let envelope) = readEnvelope(id) else { return nil }
-            summary = envelope.summary
-        }
-        if case .failure = assetList(id, stored: summary.assets), verifiesAssets { return nil }
-        return summary
     }
 
     /// The generation's assets: the envelope's list when it has one (each file checked by size),
     /// otherwise the regular files with safe names in `assets/` (WidgetBridge's own generations).
-    private func assetList(_ id: String, envelope: Envelope) -> Result<[AssetInfo], SkipReason> {
-        assetList(id, stored: envelope.assets)
-    }
-
     private func assetList(_ id: String, stored: [StoredAsset]?) -> Result<[AssetInfo], SkipReason> {
         if let listed = stored {
             var assets: [AssetInfo] = []

@@ -61,8 +61,7 @@ struct RequestDriver {
         case .drop:
             return mhdYes
         case .closeSinkAndDrop:
-            state.sink = .none
-            state.buffer = []
+            dropKeptBody(state)
             return mhdYes
         case .answer(let early):
             // Past the drain's bounds: answered now; libmicrohttpd closes the connection after it.
@@ -78,10 +77,7 @@ struct RequestDriver {
     private func keepInMemory(_ state: ConnectionState, _ data: UnsafePointer<CChar>, _ size: Int) {
         guard context.memoryBudget.reserve(size) else {
             state.machine.sinkFailed(.memoryLimit(context.memoryBudget.limit))
-            state.sink = .none
-            state.buffer = []
-            context.memoryBudget.release(state.memoryHeld)
-            state.memoryHeld = 0
+            dropKeptBody(state)
             return
         }
         state.memoryHeld += size
@@ -97,7 +93,17 @@ struct RequestDriver {
         collector.feed(data, count: size)
         guard let refusal = collector.refusal else { return }
         state.machine.sinkFailed(refusal)
+        dropKeptBody(state)
+    }
+
+    /// Lets go of a body no longer wanted: the sink (a collector gives back the memory its parts
+    /// held as it goes), the buffer and the memory budget it held, now rather than when the
+    /// request ends, so a refused client that stays connected holds nothing.
+    private func dropKeptBody(_ state: ConnectionState) {
         state.sink = .none
+        state.buffer = []
+        context.memoryBudget.release(state.memoryHeld)
+        state.memoryHeld = 0
     }
 
     /// The handler's call without data: the body has ended, or a suspended request was resumed.
