@@ -31,6 +31,8 @@ let package = Package(
             exclude: ["System"],
             linkerSettings: [.linkedLibrary("microhttpd")]
         ),
+        // glibc's allocator controls (mallopt), which the Glibc module does not export.
+        .systemLibrary(name: "CAllocator", path: "Sources/CAllocator"),
         // OpenSSL libcrypto for SHA-256 (EVP interface).
         .systemLibrary(
             name: "CLibCrypto",
@@ -95,7 +97,10 @@ let package = Package(
         // A library so tests and fuzz targets can reach it; the executable is only `main`.
         .target(
             name: "FeedServerKit",
-            dependencies: ["HTTPTransport", "FeedStore", "FeedImaging", "FeedArchive", "ConcurrencyPrimitives"],
+            dependencies: [
+                "HTTPTransport", "FeedStore", "FeedImaging", "FeedArchive", "ConcurrencyPrimitives",
+                .target(name: "CAllocator", condition: .when(platforms: [.linux])),
+            ],
             // The preview pages are compiled into the binary, so a container needs no extra files.
             // Scripts and styles are files of their own: the pages' policy runs nothing inline.
             resources: [

@@ -661,9 +661,10 @@ def cache():
 
 def bigjson():
     """Four concurrent 16 MiB + 64 KiB JSON publishes: refused under the default 16 MiB
-    --max-payload-bytes, accepted under 32 MiB. A fresh server for each, so VmHWM is its own."""
+    --max-payload-bytes, accepted under 32 MiB as far as the 64 MiB --max-memory-body-bytes holds
+    them (three; the fourth is a 503). A fresh server for each, so VmHWM is its own."""
     bodies = [sized_payload(16 * MIB + 64 * 1024, f"big {i}") for i in range(4)]
-    variants = [("default limit", (), 413), ("--max-payload-bytes 32 MiB", ("--max-payload-bytes", str(32 * MIB)), 201)]
+    variants = [("default limit", (), [413] * 4), ("--max-payload-bytes 32 MiB", ("--max-payload-bytes", str(32 * MIB)), [201, 201, 201, 503])]
     print("| variant | statuses | seconds each | idle RSS MiB | peak VmRSS sampled | VmHWM MiB |")
     print("|---|---|---|---|---|---|")
     rows = []
@@ -688,7 +689,7 @@ def bigjson():
     print()
     for label, statuses, expected, results, idle, hwm in rows:
         summary("bigjson", f"{label}: statuses, max seconds", f"{statuses}, {max(r[1] for r in results):.2f} s", "",
-                f"all {expected}", all(s == expected for s in statuses))
+                f"{expected} in any order", sorted(statuses) == expected)
         summary("bigjson", f"{label}: VmHWM", f"{hwm:.1f} MiB", f"{idle:.1f} MiB", f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
 
 
@@ -762,6 +763,41 @@ def exports():
         report_probes("exports", idle_probes, during, "10 stalled archive readers")
         summary("exports", "10 stalled readers of one ~10 MiB archive: deleted files held", f"{files}, {held / MIB:.1f} MiB",
                 "", "at most one per work-pool thread (two writers may miss at once)", files <= os.cpu_count())
+        for sock in sockets:
+            sock.close()
+
+
+def stalled():
+    """20 groups of ~15 MiB, each read once by a client that never reads its answer: every answer
+    is evicted from the 64 MiB read cache but held until its connection ends. VmHWM, statuses, and
+    /healthz meanwhile."""
+    with running("stalled") as server:
+        publish_small(server)
+        for i in range(20):
+            publish(server, f"s{i}", sized_payload(15 * MIB, f"stalled {i}"))
+        idle_probes = probe_idle(server)
+        idle = server.rss_mib()
+        server.reset_hwm()
+        probes = Probes(server.port)
+        sockets, statuses = [], []
+        for i in range(20):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", server.port))
+            sock.sendall(f"GET /feeds/s{i} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            sock.settimeout(5)
+            statuses.append(int(sock.recv(64).split()[1]))
+            sockets.append(sock)
+        time.sleep(2)
+        during = probes.stop()
+        hwm = server.hwm_mib()
+        counts = {status: statuses.count(status) for status in set(statuses)}
+        print(f"| 20 stalled readers of 15 MiB answers | {counts} | idle {idle:.1f} MiB | VmHWM {hwm:.1f} MiB |")
+        report_probes("stalled", idle_probes, during, "20 stalled readers")
+        summary("stalled", "20 stalled readers of evicted 15 MiB answers: statuses", str(counts), "",
+                "each 200 or 503", all(s in (200, 503) for s in statuses))
+        summary("stalled", "20 stalled readers of evicted 15 MiB answers: VmHWM", f"{hwm:.1f} MiB", f"{idle:.1f} MiB",
+                f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
         for sock in sockets:
             sock.close()
 
@@ -942,7 +978,7 @@ def streams():
 # ---------------------------------------------------------------- main
 
 SCENARIOS = {"versions": versions, "faults": faults, "sparse": sparse, "fifo": fifo, "cache": cache,
-             "bigjson": bigjson, "jsonflood": jsonflood, "exports": exports, "members": members, "listings": listings, "streams": streams}
+             "bigjson": bigjson, "jsonflood": jsonflood, "exports": exports, "stalled": stalled, "members": members, "listings": listings, "streams": streams}
 
 
 class ScenarioTimeout(Exception):

@@ -25,7 +25,8 @@ enum VipsErrorIsolation {
         let retried: Result<T, AssetEncodingError> = gate.exclusive {
             CVips_clear_error()
             if let result = attempt() { return .success(result) }  // it worked the second time
-            return .failure(AssetEncodingError("\(action) failed: \(takeError())"))
+            let text = takeError()
+            return .failure(AssetEncodingError("\(action) failed: \(text)", isServerFault: isServerFault(text)))
         }
         return try retried.get()
     }
@@ -33,6 +34,14 @@ enum VipsErrorIsolation {
     /// Runs a call whose failure needs no text (header probes): only keeps the buffer from
     /// being read while a failure is being diagnosed.
     static func runQuietly<T>(_ attempt: () -> T) -> T { gate.shared(attempt) }
+
+    /// Whether libvips' text says the process ran out of threads or memory (libvips 8.14 words
+    /// from `vips_g_thread_new`, GLib's `g_thread_try_new` and `vips_tracked_malloc`), not that
+    /// the image is bad.
+    static func isServerFault(_ text: String) -> Bool {
+        let lower = text.lowercased()
+        return ["unable to create thread", "error creating thread", "out of memory"].contains { lower.contains($0) }
+    }
 
     /// libvips' error buffer as text, cleared; call only holding the gate exclusively.
     private static func takeError() -> String {

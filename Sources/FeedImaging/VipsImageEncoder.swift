@@ -194,7 +194,8 @@ extension VipsImageEncoder {
                 prepared.set(index, outcome)
             }
         }
-        let helpers = (1..<max(1, min(threads, candidates.count))).map { _ in Worker(work) }
+        // A helper that cannot start leaves its share to the others and this thread.
+        let helpers = (1..<max(1, min(threads, candidates.count))).compactMap { _ in Worker(work) }
         work()
         for helper in helpers { helper.join() }
         return budget.pack(candidates, formats: formats) { index, format throws(AssetEncodingError) in
@@ -230,10 +231,14 @@ final class Worker: @unchecked Sendable {
     #endif
     private let body: @Sendable () -> Void
 
-    init(_ body: @escaping @Sendable () -> Void) {
+    /// Whether the thread started (when it did not, the caller's thread does all the work).
+    private var started = false
+
+    /// Starts `body` on a new thread; nil when no thread could be started.
+    init?(_ body: @escaping @Sendable () -> Void) {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(
+        let status = pthread_create(
             &thread, nil,
             { argument in
                 let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
@@ -241,9 +246,15 @@ final class Worker: @unchecked Sendable {
                 worker.body()
                 return nil
             }, context)
+        guard status == 0 else {
+            Unmanaged<Worker>.fromOpaque(context).release()  // the thread never took it
+            return nil
+        }
+        started = true
     }
 
     func join() {
+        guard started else { return }
         #if canImport(Darwin)
         if let thread { pthread_join(thread, nil) }
         #else

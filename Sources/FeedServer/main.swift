@@ -8,4 +8,5 @@ import Darwin
 
 let environment = Dictionary(
     CommandLine.arguments.isEmpty ? [] : ProcessEnvironment.pairs(), uniquingKeysWith: { first, _ in first })
+AllocatorTuning.apply(environment: environment)
 exit(ServerCommand.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: environment))

@@ -27,6 +27,9 @@ import Testing
         }
 
         func renderer(for source: AssetSource, format: ImageFormat) throws(AssetEncodingError) -> any ImageRendering {
+            if case .bytes(let bytes) = source, bytes == Array("no threads".utf8) {
+                throw AssetEncodingError("decode failed: unable to create thread", isServerFault: true)
+            }
             guard case .bytes(let bytes) = source, bytes.count == MemoryLayout<Int>.size else {
                 throw AssetEncodingError("cannot be decoded: broken")
             }
@@ -105,5 +108,21 @@ import Testing
         #expect(AssetBudget(maxDimension: 100).dimensionSteps == [100])
         #expect(AssetBudget().qualitySteps(for: .jpeg) == [80, 70, 60, 50, 40])
         #expect(AssetBudget().qualitySteps(for: .png) == [80])
+    }
+
+    @Test func aServerFaultIsReportedApartFromImagesThatAreBad() {
+        let budget = AssetBudget()
+        let candidates = [
+            AssetBudget.Candidate(name: "bad.jpg", source: Array("broken".utf8)),
+            AssetBudget.Candidate(name: "later.jpg", source: Array("no threads".utf8)),
+        ]
+        for result in [
+            budget.pack(candidates, encoder: FakeEncoder()), budget.packRaw(candidates, encoder: FakeEncoder()),
+        ] {
+            #expect(result.skipped.count == 2)
+            #expect(result.serverFault == "decode failed: unable to create thread")
+        }
+        let onlyBad = budget.pack(Array(candidates.prefix(1)), encoder: FakeEncoder())
+        #expect(onlyBad.serverFault == nil, "a bad image is the client's, skipped as before")
     }
 }

@@ -178,6 +178,36 @@ import Testing
     }
 }
 
+/// With an upload folder, a seed group's assets are copied into it a piece at a time, as a
+/// multipart publish's parts are, instead of being read into memory whole.
+@Suite struct SeedAssetSpoolTests {
+    @Test func assetsAreCopiedIntoTheSpoolAndStillBoundedByTheLimit() throws {
+        let scene = try SeedFolderTests.Scene()
+        let large = [UInt8]((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try Data(large).write(to: URL(fileURLWithPath: scene.seed + "/g/assets/b.jpg"))
+        let area = UploadArea(root: scene.scratch.path)
+        try area.prepare()
+        let spool = try area.makeFolder()
+        let folder = SeedFolder(path: scene.seed)
+        let group = try folder.read(
+            group: "g", maxPayloadBytes: 1 << 20, maxAssets: 10, maxAssetBytes: 1 << 20, spool: spool)
+        #expect(group.assets.map(\.name) == ["a.png", "b.jpg"])
+        for asset in group.assets {
+            guard case .file(let file) = asset.source else {
+                Issue.record("\(asset.name) was read into memory")
+                continue
+            }
+            #expect(file.path.hasPrefix(spool.path + "/"))
+            let expected = asset.name == "b.jpg" ? large : Array("inside".utf8)
+            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: file.path))) == expected)
+            #expect(file.sha256 == SHA256Hash.hex(expected))
+        }
+        #expect(throws: SeedError.self) {
+            try folder.read(group: "g", maxPayloadBytes: 1 << 20, maxAssets: 10, maxAssetBytes: 300_000, spool: spool)
+        }
+    }
+}
+
 /// Names and lines for the seed folder's log (`LogSafe`): nothing in them can end a line.
 @Suite struct SeedLogTextTests {
     @Test func namesKeepOnlyPrintableASCIIAndEscapeTheRestAsTheAccessLogDoes() {

@@ -112,7 +112,7 @@ final class Server: Sendable {
             let seeds = SeedPublisher(
                 folder: SeedFolder(path: seed), store: store, encoder: encoder, threads: threads,
                 maxAssets: transport.maxParts, maxAssetBytes: transport.maxBodyBytes, lint: lint,
-                strict: options.seedStrict, journal: journal)
+                strict: options.seedStrict, journal: journal, uploads: uploads)
             if options.watch { watcher = try SeedWatcher(publisher: seeds) }
             // On a lowered thread: the libvips workers it starts stay for later publishes.
             let seeded = try Self.starting("seeding") { () throws(ThreadStartError) in

@@ -29,12 +29,38 @@ final class RenderedGeneration: Sendable {
     /// and is not remembered.
     static let maxArrays = 8
 
-    init(group: String, generation: Generation) {
+    /// Renders `generation`; `ledger` already counts `reserved` bytes for it, corrected here to
+    /// the body's size and given back when the body is freed (the last answer holding it sent).
+    init(group: String, generation: Generation, ledger: RenderLedger? = nil, reserved: Int = 0) {
         identity = Identity(group: group, generationId: generation.id, fingerprint: generation.fingerprint)
         assets = Dictionary(generation.assets.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let rendered = FeedRendering.body(group: group, generation: generation)
-        body = SharedBody(rendered.bytes)
+        let count = rendered.bytes.count
+        var whenFreed: (@Sendable () -> Void)?
+        if let ledger { whenFreed = { ledger.release(count) } }
+        body = SharedBody(rendered.bytes, whenFreed: whenFreed)
         payloadRange = rendered.payload
+        ledger?.add(count - reserved)
+    }
+
+    /// The render `released` names again, while an answer still holds its body.
+    init?(reviving released: ReleasedRender) {
+        guard let body = released.body else { return nil }
+        identity = released.identity
+        assets = released.assets
+        self.body = body
+        payloadRange = released.payloadRange
+    }
+
+    /// What finds this render's body again once the cache lets it go.
+    var released: ReleasedRender {
+        ReleasedRender(identity: identity, assets: assets, payloadRange: payloadRange, body: body)
+    }
+
+    /// About how many bytes rendering `generation` makes (the payload, the envelope, each asset's
+    /// entry), known before rendering it.
+    static func estimatedBytes(of generation: Generation) -> Int {
+        generation.compactPayload.count + 256 + generation.assets.count * 160
     }
 
     /// The payload as a document (its tape and a copy of its bytes), made on first use; whether

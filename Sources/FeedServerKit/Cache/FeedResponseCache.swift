@@ -11,6 +11,10 @@ import Synchronization
 /// generation share one render; a generation's payload document, made for a timeline, counts
 /// against the budget too. Past the budget the least recently used entries go; a render larger
 /// than the whole budget is answered and not kept.
+///
+/// Renders the cache let go live on while answers still being sent hold them: they are found
+/// again by identity (shared, not rendered twice) and counted. While they hold the outside limit
+/// (as many bytes as the budget, at least 16 MiB), a read needing a new render is refused as busy.
 final class FeedResponseCache: Sendable {
     /// What is cached per group and schema filter.
     struct Key: Hashable, Sendable {
@@ -22,6 +26,8 @@ final class FeedResponseCache: Sendable {
     enum Lookup {
         case feed(Entry)
         case noFeed(FeedRead)
+        /// A new render would pass the outside limit (the bytes of it); try again later.
+        case busy(limit: Int)
     }
 
     /// The default budget, in bytes (`--read-cache-bytes`).
@@ -30,8 +36,15 @@ final class FeedResponseCache: Sendable {
     private struct State {
         var entries: [Key: Entry] = [:]
         var rendered: [RenderedGeneration.Identity: RenderedGeneration] = [:]
+        /// Renders let go while answers may still hold them.
+        var released: [RenderedGeneration.Identity: ReleasedRender] = [:]
+        /// How many `released` may hold before the freed ones are swept (doubling, so sweeps stay
+        /// linear in the renders let go).
+        var releasedSweepAt = 64
         /// Bytes of every render the entries hold.
         var bytes = 0
+        /// Bytes of the bodies of `rendered` (the ledger's share inside the cache).
+        var bodyBytes = 0
         var clock: UInt64 = 0
     }
 
@@ -50,6 +63,10 @@ final class FeedResponseCache: Sendable {
         let checkedAtNanos: Int64
     }
     private let budgetBytes: Int
+    /// Most bytes of render bodies alive outside the cache before a new render is refused.
+    let outsideLimitBytes: Int
+    /// Every render body alive, in the cache or held by answers in flight.
+    let ledger = RenderLedger()
     private let capacity: Int
     /// The `Cache-Control` of every answer (`ReadCaching`).
     private let cacheControl: String
@@ -61,14 +78,19 @@ final class FeedResponseCache: Sendable {
     /// Groups read from the disk (a lookup neither an entry nor a remembered absence answered).
     let groupReads = Atomic<Int>(0)
 
-    /// A cache over `store` holding at most `budgetBytes` of renders in at most `capacity` entries.
+    /// The least `outsideLimitBytes` is by default, whatever the budget.
+    static let minimumOutsideBytes = 16 << 20
+
+    /// A cache over `store` holding at most `budgetBytes` of renders in at most `capacity` entries,
+    /// and refusing new renders while `outsideLimitBytes` of those it let go are still held.
     init(
-        store: FeedStore, budgetBytes: Int = defaultBudgetBytes, capacity: Int = 4096, caching: ReadCaching = .shared,
-        reads: ReadCounts = ReadCounts(since: SystemClock().nowEpochMs())
+        store: FeedStore, budgetBytes: Int = defaultBudgetBytes, outsideLimitBytes: Int? = nil, capacity: Int = 4096,
+        caching: ReadCaching = .shared, reads: ReadCounts = ReadCounts(since: SystemClock().nowEpochMs())
     ) {
         self.store = store
         self.reads = reads
         self.budgetBytes = max(0, budgetBytes)
+        self.outsideLimitBytes = outsideLimitBytes ?? max(budgetBytes, Self.minimumOutsideBytes)
         self.capacity = capacity
         cacheControl = caching.feeds
     }
@@ -132,8 +154,18 @@ final class FeedResponseCache: Sendable {
             return .noFeed(snapshot.read)
         }
         missing.withLock { _ = $0.removeValue(forKey: key) }
-        let entry = keep(key, generation, snapshot)
+        guard let entry = keep(key, generation, snapshot) else { return .busy(limit: outsideLimitBytes) }
         return .feed(entry)
+    }
+
+    /// The entry `key` serves (rendered on a miss); a 404 when none is readable, a 503 when a new
+    /// render would pass the outside limit.
+    func served(_ key: Key) throws(Problem) -> Entry {
+        switch lookup(key) {
+        case .feed(let entry): return entry
+        case .noFeed(let read): throw Problem.noFeed(group: key.group, schemaVersion: key.schemaVersion, read: read)
+        case .busy(let limit): throw Problem.rendersLimit(limit)
+        }
     }
 
     /// The payload of `entry`'s generation as a document (timelines), counted against the budget.
@@ -174,14 +206,14 @@ final class FeedResponseCache: Sendable {
         }
     }
 
-    /// Renders (or shares the render of) `generation` for `key` and keeps it within the budget.
-    private func keep(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry {
+    /// Renders (or shares the render of) `generation` for `key` and keeps it within the budget;
+    /// nil when a new render would pass the outside limit.
+    private func keep(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Entry? {
         let identity = RenderedGeneration.Identity(
             group: key.group, generationId: generation.id, fingerprint: generation.fingerprint)
         // Rendered outside the lock (a copy of the whole payload); another thread may render the
         // same generation meanwhile, and then its render is shared instead.
-        let candidate =
-            state.withLock { $0.rendered[identity] } ?? RenderedGeneration(group: key.group, generation: generation)
+        guard let candidate = shared(identity) ?? render(key.group, generation) else { return nil }
         let headers = headers(key, generation, snapshot)
         let tally = reads.tally(group: key.group, generationId: generation.id)
         return state.withLock { state in
@@ -190,7 +222,10 @@ final class FeedResponseCache: Sendable {
                 token: snapshot.token, generation: generation, rendered: rendered, headers: headers,
                 read: snapshot.read, reads: tally)
             Self.remove(key, from: &state)
-            guard rendered.footprint <= budgetBytes else { return entry }  // answered, not kept
+            guard rendered.footprint <= budgetBytes else {  // answered, not kept
+                Self.release(rendered, in: &state)
+                return entry
+            }
             if state.entries.count >= capacity, let oldest = Self.leastRecentlyUsed(state) {
                 Self.remove(oldest, from: &state)
             }
@@ -200,11 +235,37 @@ final class FeedResponseCache: Sendable {
             state.entries[key] = entry
             if state.rendered[identity] == nil {
                 state.rendered[identity] = rendered
+                state.released.removeValue(forKey: identity)
                 state.bytes += rendered.footprint
+                state.bodyBytes += rendered.body.bytes.count
             }
             evict(&state)
             return entry
         }
+    }
+
+    /// The render of `identity` the cache holds, or one it let go that an answer still holds.
+    private func shared(_ identity: RenderedGeneration.Identity) -> RenderedGeneration? {
+        state.withLock { state in
+            guard let known = state.rendered[identity] else {
+                return state.released[identity].flatMap(RenderedGeneration.init(reviving:))
+            }
+            return known
+        }
+    }
+
+    /// A new render of `generation`, its bytes reserved first; nil when renders outside the cache
+    /// already hold the outside limit (one alone is always allowed, however large).
+    private func render(_ group: String, _ generation: Generation) -> RenderedGeneration? {
+        let estimate = RenderedGeneration.estimatedBytes(of: generation)
+        let admitted = state.withLock { state -> Bool in
+            let outside = ledger.liveBytes - state.bodyBytes
+            guard outside <= 0 || outside + estimate <= outsideLimitBytes else { return false }
+            ledger.add(estimate)
+            return true
+        }
+        guard admitted else { return nil }
+        return RenderedGeneration(group: group, generation: generation, ledger: ledger, reserved: estimate)
     }
 
     private func headers(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> [(String, String)] {
@@ -240,6 +301,18 @@ final class FeedResponseCache: Sendable {
         if !state.entries.values.contains(where: { $0.rendered === entry.rendered }) {
             state.rendered.removeValue(forKey: identity)
             state.bytes -= entry.rendered.footprint
+            state.bodyBytes -= entry.rendered.body.bytes.count
+            release(entry.rendered, in: &state)
         }
+    }
+
+    /// Remembers a render the cache does not keep, so answers still holding it can be shared;
+    /// forgets those already freed once there are many.
+    private static func release(_ render: RenderedGeneration, in state: inout State) {
+        if state.released.count >= state.releasedSweepAt {
+            state.released = state.released.filter { $0.value.body != nil }
+            state.releasedSweepAt = max(64, 2 * state.released.count)
+        }
+        state.released[render.identity] = render.released
     }
 }

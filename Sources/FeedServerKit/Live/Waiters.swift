@@ -179,9 +179,14 @@ final class Waiters: Sendable {
     /// What `key` serves now: what it served last while that is still current (no read), else
     /// read through the cache, and remembered for the next check.
     private func current(_ key: FeedResponseCache.Key) -> Served? {
-        if let known = watched.withLock({ $0[key] }), cache.isCurrent(known.token, of: key) { return known }
-        var served: Served?
-        if case .feed(let entry) = cache.lookup(key) { served = Served(entry) }
+        let known = watched.withLock { $0[key] }
+        if let known, cache.isCurrent(known.token, of: key) { return known }
+        let served: Served?
+        switch cache.lookup(key) {
+        case .feed(let entry): served = Served(entry)
+        case .noFeed: served = nil
+        case .busy: return known  // no render to spare now: nothing is sent, the next check asks again
+        }
         watched.withLock { $0[key] = served }
         return served
     }

@@ -83,14 +83,18 @@ extension Problem {
         )
     }
 
+    /// 503 `busy` with `Retry-After`: the server has no room for the request now; nothing was done.
+    static func busy(_ detail: String, retryAfterSeconds: Int) -> Problem {
+        Problem(
+            status: 503, type: "busy", title: "Server busy", detail: detail,
+            headers: [("Retry-After", String(retryAfterSeconds))])
+    }
+
     /// 503 while other uploads hold the in-flight budget.
     static func inflightLimit(_ limit: Int) -> Problem {
-        Problem(
-            status: 503, type: "busy", title: "Server busy",
-            detail:
-                "Other uploads in progress hold the server's limit of \(limit) body bytes in flight "
-                + "(--max-inflight-bytes); try again in a moment.",
-            headers: [("Retry-After", "2")])
+        busy(
+            "Other uploads in progress hold the server's limit of \(limit) body bytes in flight "
+                + "(--max-inflight-bytes); try again in a moment.", retryAfterSeconds: 2)
     }
 
     /// 414 and close: more query arguments than the server reads (libmicrohttpd keeps each in the
@@ -105,20 +109,23 @@ extension Problem {
 
     /// 503 while other requests' bodies hold the memory budget.
     static func memoryLimit(_ limit: Int) -> Problem {
-        Problem(
-            status: 503, type: "busy", title: "Server busy",
-            detail:
-                "Other requests in progress hold the server's limit of \(limit) body bytes in memory "
-                + "(--max-memory-body-bytes); try again in a moment.",
-            headers: [("Retry-After", "2")])
+        busy(
+            "Other requests in progress hold the server's limit of \(limit) body bytes in memory "
+                + "(--max-memory-body-bytes); try again in a moment.", retryAfterSeconds: 2)
+    }
+
+    /// 503 while answers still being sent to slow clients hold the bytes of rendered feeds
+    /// allowed outside the read cache.
+    static func rendersLimit(_ limit: Int) -> Problem {
+        busy(
+            "Answers still being sent to slow clients hold the server's limit of \(limit) bytes of rendered "
+                + "feeds outside the read cache (as many as --read-cache-bytes, at least 16 MiB); try again in a moment.",
+            retryAfterSeconds: 2)
     }
 
     /// 503 when the work pool's queue is full.
     static var workQueueFull: Problem {
-        Problem(
-            status: 503, type: "busy", title: "Server busy",
-            detail: "Too many slow requests (publishes, listings) are waiting; try again in a moment.",
-            headers: [("Retry-After", "1")])
+        busy("Too many slow requests (publishes, listings) are waiting; try again in a moment.", retryAfterSeconds: 1)
     }
 
     /// 503 during a shutdown: not started, or stopped before it finished.
@@ -160,11 +167,9 @@ extension Problem {
 
     /// 503 when a thread the request needs cannot be started (a process or memory limit).
     static func threadUnavailable(_ error: ThreadStartError) -> Problem {
-        Problem(
-            status: 503, type: "busy", title: "Server busy",
-            detail:
-                "The server could not start a thread for this request (\(error.description)); try again in a moment.",
-            headers: [("Retry-After", "1")])
+        busy(
+            "The server could not start a thread for this request (\(error.description)); try again in a moment.",
+            retryAfterSeconds: 1)
     }
 
     /// 400 for a path that cannot be decoded.

@@ -14,6 +14,14 @@ extension Problem {
             "A multipart publish needs a part named 'payload' holding the JSON payload.")
     }
 
+    /// 503 when libvips could not start a thread or allocate memory: the publish is not made
+    /// (a 201 without its images would look like the images were bad).
+    static func imagingUnavailable(_ reason: String) -> Problem {
+        busy(
+            "The server could not get the threads or memory to decode the images (\(reason)); nothing was "
+                + "published. Try again in a moment.", retryAfterSeconds: 2)
+    }
+
     /// 400 for an asset name that is not a safe name.
     static func invalidAssetName(_ name: String, reason: String) -> Problem {
         .badRequest(

@@ -95,6 +95,17 @@ struct AssetUpload {
             options.raw
             ? options.budget.packRaw(candidates, encoder: encoder)
             : encoder.pack(candidates, budget: options.budget, threads: threads)
+        return try checked(payload: payload, packing: packing, options: options)
+    }
+
+    /// The upload once packed, unless the server could not judge an image (a 503: a 201 without
+    /// it would read as a bad image) or, with `strict`, any was skipped (a 422).
+    static func checked(
+        payload: [UInt8], packing: AssetBudget.Result, options: Options
+    ) throws(Problem)
+        -> AssetUpload
+    {
+        if let fault = packing.serverFault { throw Problem.imagingUnavailable(fault) }
         if options.strict, !packing.skipped.isEmpty {
             throw Problem.assetsRejected(packing.skipped, archiveAsIs: options.archiveAsIs)
         }

@@ -65,7 +65,7 @@ struct ProfileRoutes: Sendable {
     /// pointer or template field that matches nothing is a 422 naming it. Before the first
     /// publish there is nothing to judge by; the publish's warnings say what misses then.
     private func requireFit(_ profile: WidgetProfile, group: String) throws(Problem) {
-        guard case .feed(let generation) = cache.lookup(.init(group: group, schemaVersion: nil)),
+        guard let generation = try? cache.served(.init(group: group, schemaVersion: nil)),
             let payload = try? cache.payload(of: generation),
             let misfit = WidgetItems(profile: profile, payload: payload.root).memberFindingNothing()
         else { return }

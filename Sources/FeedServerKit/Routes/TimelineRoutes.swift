@@ -28,9 +28,7 @@ struct TimelineRoutes: Sendable {
         let start = try Parameters.int64(query["start"], "start") ?? clock.nowEpochMs()
         let schemaVersion = try Parameters.int(query["schemaVersion"], "schemaVersion", 0...Int(Int32.max))
         // Through the read cache: the payload is parsed once per served generation.
-        guard case .feed(let generation) = cache.lookup(.init(group: group, schemaVersion: schemaVersion)) else {
-            throw Problem.noFeed(group: group, schemaVersion: nil)
-        }
+        let generation = try cache.served(.init(group: group, schemaVersion: schemaVersion))
         let payload: JSONDocument
         do { payload = try cache.payload(of: generation) } catch { throw Problem.invalidParameter("\(error)") }
         let applied = try profile(group: group, query: query, offset: offset) {

@@ -20,6 +20,9 @@ struct SeedPublisher: Sendable {
     var strict = false
     /// Where each seed publish is recorded (`kind` seed, client `seed`); nil with `--journal off`.
     var journal: WriteJournal? = nil
+    /// Where a group's assets are copied for packing, as a multipart publish's parts are (nil:
+    /// read into memory).
+    var uploads: UploadArea? = nil
 
     /// What publishing one group did.
     enum Outcome: Equatable {
@@ -70,10 +73,16 @@ struct SeedPublisher: Sendable {
 
     private func attempt(_ group: String, trigger: String) -> Outcome {
         let seed: SeedGroup
+        // Removed with its files when this attempt ends.
+        let spool: UploadFolder?
+        do { spool = try uploads?.makeFolder() } catch {
+            return .failed("its assets cannot be copied for packing (\(LogSafe.name("\(error)")))")
+        }
+        defer { withExtendedLifetime(spool) {} }
         do {
             seed = try folder.read(
                 group: group, maxPayloadBytes: store.configuration.maxFeedBytes, maxAssets: maxAssets,
-                maxAssetBytes: maxAssetBytes)
+                maxAssetBytes: maxAssetBytes, spool: spool)
         } catch {
             journalRefusal(group, problem: "invalid-seed", payload: nil)
             return .failed(error.description)

@@ -76,10 +76,19 @@ public struct AssetBudget: Sendable, Equatable {
         public var packed: [Packed]
         /// Skipped images, in the order given.
         public var skipped: [Skipped]
+        /// Why the server could not judge an image (the first such reason), if it could not.
+        public var serverFault: String?
         /// Creates a result (empty: `Result()`).
-        public init(packed: [Packed] = [], skipped: [Skipped] = []) {
+        public init(packed: [Packed] = [], skipped: [Skipped] = [], serverFault: String? = nil) {
             self.packed = packed
             self.skipped = skipped
+            self.serverFault = serverFault
+        }
+
+        /// Records an image left out because of `error`, and the server's fault when it was one.
+        public mutating func skip(_ name: String, _ error: AssetEncodingError) {
+            skipped.append(Skipped(name: name, reason: error.description))
+            if error.isServerFault, serverFault == nil { serverFault = error.description }
         }
         /// Sum of the kept images' bytes.
         public var totalBytes: Int { packed.reduce(0) { $0 + $1.image.bytes.count } }
@@ -130,7 +139,7 @@ public struct AssetBudget: Sendable, Equatable {
                 renderer: { format throws(AssetEncodingError) in try renderer(index, format) })
             {
             case .success(let image): result.packed.append(Packed(name: candidate.name, image: image))
-            case .failure(let error): result.skipped.append(Skipped(name: candidate.name, reason: error.description))
+            case .failure(let error): result.skip(candidate.name, error)
             }
         }
         return result
@@ -147,7 +156,7 @@ public struct AssetBudget: Sendable, Equatable {
         for candidate in candidates {
             switch keptAsIs(candidate, encoder: encoder) {
             case .failure(let reason):
-                result.skipped.append(Skipped(name: candidate.name, reason: reason.description))
+                result.skip(candidate.name, reason)
             case .success(let image):
                 if let problem = overBudget(image, used: result) {
                     result.skipped.append(Skipped(name: candidate.name, reason: problem))

@@ -65,9 +65,15 @@ public struct EncodedImage: Equatable, Sendable {
 public struct AssetEncodingError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A sentence for the skipped list or a 422, including libvips' own words where it has some.
     public var description: String
+    /// The server failed, not the image (no thread or memory to decode it): the publish is
+    /// refused for now rather than made without the image.
+    public var isServerFault: Bool
 
     /// Creates an error.
-    public init(_ description: String) { self.description = description }
+    public init(_ description: String, isServerFault: Bool = false) {
+        self.description = description
+        self.isServerFault = isServerFault
+    }
 }
 
 /// One source image, decoded lazily, that the budget asks for at several sizes and qualities.

@@ -159,6 +159,22 @@ final class SeedFile {
 }
 
 extension SeedFile {
+    /// Copies the whole file into `file` 64 KiB at a time (so a large asset never sits in memory
+    /// whole), or `.tooLarge` as soon as it holds more than `limit` bytes; the bytes copied.
+    func copy(into file: StreamingFile, limit: Int) throws(FileSystemError) -> Int {
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        var copied = 0
+        while true {
+            let count = try readSome(into: &chunk, from: 0)
+            if count == 0 { return copied }
+            copied += count
+            guard copied <= limit else { throw FileSystemError(kind: .tooLarge, operation: "read", path: relative) }
+            do { try chunk.withUnsafeBytes { try file.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) } } catch {
+                throw error as? FileSystemError ?? FileSystemError(kind: .other, operation: "write", path: "upload")
+            }
+        }
+    }
+
     /// One `read(2)` into `bytes` from `offset` to its end, retried on EINTR.
     fileprivate func readSome(into bytes: inout [UInt8], from offset: Int) throws(FileSystemError) -> Int {
         while true {

@@ -66,10 +66,10 @@ public struct SeedFolder: Sendable {
     public func groupPath(_ group: String) -> String { path + "/" + group }
 
     /// Reads one group: its payload (at most `maxPayloadBytes`), schema version and assets (at
-    /// most `maxAssets` of them and `maxAssetBytes` together, as a multipart body is bounded;
-    /// kept in memory: seeds are test fixtures).
+    /// most `maxAssets` of them and `maxAssetBytes` together, as a multipart body is bounded),
+    /// each asset copied into a file of `spool` as a multipart part is (in memory without one).
     public func read(
-        group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int
+        group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int, spool: UploadFolder? = nil
     ) throws(SeedError) -> SeedGroup {
         guard SafeName.isGroupName(group) else { throw SeedError("'\(LogSafe.name(group))' is not a safe group name") }
         guard Self.isGroupFolder(group) else {
@@ -85,7 +85,7 @@ public struct SeedFolder: Sendable {
         }
         return try contents(
             of: folder, shown: group, maxPayloadBytes: maxPayloadBytes, maxAssets: maxAssets,
-            maxAssetBytes: maxAssetBytes)
+            maxAssetBytes: maxAssetBytes, spool: spool)
     }
 
     /// Reads this folder itself as one group folder (`feed-server publish GROUP FOLDER`), by the
@@ -101,7 +101,8 @@ public struct SeedFolder: Sendable {
 
     /// The payload, schema version and assets of an open group folder, shown as `group`.
     private func contents(
-        of folder: SeedDirectory, shown group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int
+        of folder: SeedDirectory, shown group: String, maxPayloadBytes: Int, maxAssets: Int, maxAssetBytes: Int,
+        spool: UploadFolder? = nil
     ) throws(SeedError) -> SeedGroup {
         let payloadFile = SeedLayout.payloadFile
         let metaFile = SeedLayout.metaFile
@@ -121,12 +122,13 @@ public struct SeedFolder: Sendable {
                 throw SeedError("\(group)/\(profileFile): \(error.detail)")
             }
         }
-        let assets = try readAssets(in: folder, group: group, maxAssets: maxAssets, maxAssetBytes: maxAssetBytes)
+        let assets = try readAssets(
+            in: folder, group: group, maxAssets: maxAssets, maxAssetBytes: maxAssetBytes, spool: spool)
         return SeedGroup(payload: payload, schemaVersion: schemaVersion, assets: assets, profile: profile)
     }
 
     private func readAssets(
-        in folder: SeedDirectory, group: String, maxAssets: Int, maxAssetBytes: Int
+        in folder: SeedDirectory, group: String, maxAssets: Int, maxAssetBytes: Int, spool: UploadFolder?
     ) throws(SeedError) -> [AssetBudget.Candidate] {
         let assetsFolder: SeedDirectory
         do { assetsFolder = try folder.openFolder(SeedLayout.assetsFolder) } catch {
@@ -155,9 +157,9 @@ public struct SeedFolder: Sendable {
                         + "multipart publish)"
                 )
             }
-            let bytes = try readRegular(name, in: assetsFolder, shown: "\(group)/assets/\(name)", limit: left)
-            totalBytes += bytes.count
-            assets.append(AssetBudget.Candidate(name: name, source: bytes))
+            let source = try readAsset(name, in: assetsFolder, shown: "\(group)/assets/\(name)", limit: left, spool)
+            totalBytes += source.byteCount
+            assets.append(AssetBudget.Candidate(name: name, source: source))
         }
         return assets
     }
@@ -192,6 +194,24 @@ public struct SeedFolder: Sendable {
         }
     }
 
+    /// The asset file `name` of `folder`: copied into a file of `spool`, or read into memory
+    /// without one.
+    private func readAsset(
+        _ name: String, in folder: SeedDirectory, shown: String, limit: Int, _ spool: UploadFolder?
+    ) throws(SeedError) -> AssetSource {
+        guard let spool else { return .bytes(try readRegular(name, in: folder, shown: shown, limit: limit)) }
+        let file = try openRegular(name, in: folder, shown: shown, limit: limit)
+        do {
+            let copy = try spool.makeFile()
+            _ = try file.copy(into: copy, limit: limit)
+            return .file(try copy.finish())
+        } catch let error as FileSystemError where error.kind == .tooLarge {
+            throw SeedError("\(shown) has more than \(limit) bytes")
+        } catch {
+            throw SeedError("\(shown) cannot be copied for packing (\((error as? FileSystemError)?.kind ?? .other))")
+        }
+    }
+
     /// The regular file `name` of `folder`; a missing one is an error.
     private func readRegular(
         _ name: String, in folder: SeedDirectory, shown: String, limit: Int
@@ -202,12 +222,33 @@ public struct SeedFolder: Sendable {
         return bytes
     }
 
-    /// The regular file `name` of `folder`, or nil when there is no such entry, read through
-    /// one descriptor: opened without following a link and without waiting (a FIFO opens at
-    /// once), checked with `fstat` before a byte is read, and read no further than `limit`.
+    /// The regular file `name` of `folder`, or nil when there is no such entry, read no further
+    /// than `limit` (`openIfPresent`).
     private func readIfPresent(
         _ name: String, in folder: SeedDirectory, shown: String, limit: Int
     ) throws(SeedError) -> [UInt8]? {
+        guard let file = try openIfPresent(name, in: folder, shown: shown, limit: limit) else { return nil }
+        do { return try file.read(limit: limit) } catch {
+            throw SeedError("\(shown) cannot be read (\(error.kind))")
+        }
+    }
+
+    /// The regular file `name` of `folder`, open; a missing one is an error.
+    private func openRegular(
+        _ name: String, in folder: SeedDirectory, shown: String, limit: Int
+    ) throws(SeedError) -> SeedFile {
+        guard let file = try openIfPresent(name, in: folder, shown: shown, limit: limit) else {
+            throw SeedError("\(shown) is missing")
+        }
+        return file
+    }
+
+    /// The regular file `name` of `folder`, or nil when there is no such entry: opened without
+    /// following a link and without waiting (a FIFO opens at once), and checked with `fstat`
+    /// (a regular file of at most `limit` bytes) before a byte is read.
+    private func openIfPresent(
+        _ name: String, in folder: SeedDirectory, shown: String, limit: Int
+    ) throws(SeedError) -> SeedFile? {
         let notRegular = SeedError("\(shown) is not a regular file (links are not followed)")
         let file: SeedFile
         do { file = try folder.openFile(name) } catch {
@@ -219,9 +260,7 @@ public struct SeedFolder: Sendable {
         guard file.status.kind == .regular else { throw notRegular }
         let size = file.status.size
         guard size <= limit else { throw SeedError("\(shown) has \(size) bytes; the limit is \(limit)") }
-        do { return try file.read(limit: limit) } catch {
-            throw SeedError("\(shown) cannot be read (\(error.kind))")
-        }
+        return file
     }
 }
 

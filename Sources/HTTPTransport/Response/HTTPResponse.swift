@@ -2,9 +2,16 @@
 package final class SharedBody: Sendable {
     /// The bytes.
     package let bytes: [UInt8]
+    /// Called when the last holder lets go (a cache counting the bytes answers still hold).
+    private let whenFreed: (@Sendable () -> Void)?
 
-    /// Bytes to share.
-    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+    /// Bytes to share; `whenFreed` runs once nothing holds them any more.
+    package init(_ bytes: [UInt8], whenFreed: (@Sendable () -> Void)? = nil) {
+        self.bytes = bytes
+        self.whenFreed = whenFreed
+    }
+
+    deinit { whenFreed?() }
 }
 
 /// A response built by a route: status, headers and a body.

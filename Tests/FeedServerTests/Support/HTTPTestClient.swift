@@ -32,12 +32,16 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// `timeoutSeconds`: how long a read waits for bytes before it fails.
-    init(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Int = 20) throws {
+    /// `timeoutSeconds`: how long a read waits for bytes before it fails; `receiveBufferBytes`:
+    /// the socket's receive buffer, set before connecting (a small one makes a stalled reader).
+    init(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Int = 20, receiveBufferBytes: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HTTPTestError(description: "socket failed") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBufferBytes {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

@@ -75,6 +75,8 @@ struct FeedRoutes: Sendable {
         case .noFeed(let read):
             cache.reads.countNotFound(group: group)
             throw Problem.noFeed(group: group, schemaVersion: schemaVersion, read: read)
+        case .busy(let limit):
+            throw Problem.rendersLimit(limit)
         }
     }
 

@@ -1,0 +1,122 @@
+import FeedStore
+import Foundation
+import Testing
+
+@testable import FeedServerKit
+
+/// Renders the read cache let go while answers still hold them: shared by identity, counted, and
+/// bounded together, so readers that stop reading cannot grow the process without limit.
+@Suite struct HeldRenderTests {
+    /// A JSON array of about `bytes` bytes, distinct per `tag`.
+    static func payload(bytes: Int, tag: String) -> String {
+        "[\"\(tag)\",\"" + String(repeating: "x", count: bytes) + "\"]"
+    }
+
+    @Test func aRenderLetGoIsSharedByTheNextReaderOfItsGeneration() throws {
+        let scratch = ScratchDirectory()
+        let store = FeedStore(root: scratch.path)
+        _ = try store.publish(group: "g", payloadJSON: Array(Self.payload(bytes: 4096, tag: "g").utf8))
+        let cache = FeedResponseCache(store: store, budgetBytes: 0)  // nothing is kept
+        let key = FeedResponseCache.Key(group: "g", schemaVersion: nil)
+        guard case .feed(let held) = cache.lookup(key), case .feed(let again) = cache.lookup(key) else {
+            Issue.record("expected the feed twice")
+            return
+        }
+        #expect(held.body === again.body, "one render while an answer holds it")
+        #expect(cache.ledger.liveBytes == held.body.bytes.count)
+        withExtendedLifetime((held, again)) {}
+    }
+
+    @Test func newRendersAreRefusedWhileHeldOnesPassTheLimitAndAdmittedWhenFreed() throws {
+        let scratch = ScratchDirectory()
+        let store = FeedStore(root: scratch.path)
+        for group in ["a", "b", "c"] {
+            _ = try store.publish(group: group, payloadJSON: Array(Self.payload(bytes: 10_000, tag: group).utf8))
+        }
+        let cache = FeedResponseCache(store: store, budgetBytes: 0, outsideLimitBytes: 25_000)
+        var held: [FeedResponseCache.Entry] = []
+        for group in ["a", "b"] {
+            guard case .feed(let entry) = cache.lookup(.init(group: group, schemaVersion: nil)) else {
+                Issue.record("\(group) within the limit")
+                return
+            }
+            held.append(entry)
+        }
+        guard case .busy(let limit) = cache.lookup(.init(group: "c", schemaVersion: nil)) else {
+            Issue.record("a third render passes the limit")
+            return
+        }
+        #expect(limit == 25_000)
+        guard case .feed = cache.lookup(.init(group: "a", schemaVersion: nil)) else {
+            Issue.record("a held render is shared, not refused")
+            return
+        }
+        held.removeFirst()  // that answer was sent: its render is freed
+        guard case .feed = cache.lookup(.init(group: "c", schemaVersion: nil)) else {
+            Issue.record("admitted once a held render is freed")
+            return
+        }
+        withExtendedLifetime(held) {}
+        held.removeAll()
+        #expect(cache.ledger.liveBytes == 0, "every render freed is given back")
+    }
+
+    @Test func oneRenderIsAlwaysAllowedHoweverLarge() throws {
+        let scratch = ScratchDirectory()
+        let store = FeedStore(root: scratch.path)
+        _ = try store.publish(group: "g", payloadJSON: Array(Self.payload(bytes: 50_000, tag: "g").utf8))
+        let cache = FeedResponseCache(store: store, budgetBytes: 0, outsideLimitBytes: 1_000)
+        guard case .feed = cache.lookup(.init(group: "g", schemaVersion: nil)) else {
+            Issue.record("a feed larger than the limit is still served when nothing else is held")
+            return
+        }
+    }
+
+    /// Readers that never read: each holds its answer's render until its connection ends. Past
+    /// the limit (here 16 MiB, the least there is) a read of another group is a 503 with
+    /// Retry-After, and once a stalled reader goes, it is served again.
+    @Test func stalledReadersOfEvictedAnswersHoldNoMoreThanTheLimit() throws {
+        try withTestServer(configure: { $0.readCacheBytes = 1 << 20 }) { server, client in
+            for group in ["a", "b", "c"] {
+                let body = Self.payload(bytes: 6 << 20, tag: group)
+                #expect(try client.put("/feeds/\(group)", json: body).status == 201)
+            }
+            var stalled: [HTTPTestConnection] = []
+            for group in ["a", "b"] {
+                let reader = try HTTPTestConnection(port: server.port, receiveBufferBytes: 4096)
+                try reader.sendRaw(Array("GET /feeds/\(group) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                stalled.append(reader)
+            }
+            usleep(300_000)
+            let refused = try client.get("/feeds/c")
+            #expect(refused.status == 503)
+            #expect(refused.header("Retry-After") == "2")
+            #expect((refused.json["type"] as? String)?.hasSuffix("/busy") == true)
+            #expect(try client.get("/feeds/a").status == 200, "a held render is shared")
+            stalled.removeFirst()  // closed: its answer ends and its render is freed
+            try waitUntil(seconds: 5) { try client.get("/feeds/c").status == 200 }
+            withExtendedLifetime(stalled) {}
+        }
+    }
+}
+
+/// A publish whose images the server could not judge (libvips out of threads or memory) is
+/// refused for now, never made without them.
+@Suite struct ImagingFaultTests {
+    @Test func aServerFaultWhilePackingIsA503AndAnImageFaultIsNot() throws {
+        var fault = AssetBudget.Result()
+        fault.skip("a.jpg", AssetEncodingError("decode failed: unable to create thread", isServerFault: true))
+        do throws(Problem) {
+            _ = try AssetUpload.checked(payload: Array("[1]".utf8), packing: fault, options: .init())
+            Issue.record("expected a 503")
+        } catch {
+            #expect(error.status == 503)
+            #expect(error.headers.contains { $0.0 == "Retry-After" })
+            #expect(error.detail.contains("unable to create thread"))
+        }
+        var bad = fault
+        bad.serverFault = nil
+        let upload = try AssetUpload.checked(payload: Array("[1]".utf8), packing: bad, options: .init())
+        #expect(upload.packing.skipped.count == 1, "a bad image is skipped and named, as before")
+    }
+}
