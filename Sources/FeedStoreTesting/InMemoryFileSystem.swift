@@ -119,6 +119,15 @@ public final class InMemoryFileSystem: FileSystem {
         }
     }
 
+    /// Copies a file of this file system (uploads in a test live here too).
+    public func copyFileDurably(from source: String, byteCount: Int, to path: String) throws {
+        let contents = try readFile(source, limit: byteCount)
+        guard contents.count == byteCount else {
+            throw FileSystemError(kind: .other, operation: "copy (the source changed)", path: source)
+        }
+        try writeFileDurably(path, contents: contents)
+    }
+
     public func syncDirectory(_ path: String) throws {
         guard status(path)?.kind == .directory else {
             throw FileSystemError(kind: .notFound, operation: "fsync", path: path)

@@ -79,6 +79,11 @@ public final class RecordingFileSystem: FileSystem {
         record(.writeFileDurably(path))
     }
 
+    public func copyFileDurably(from source: String, byteCount: Int, to path: String) throws {
+        try base.copyFileDurably(from: source, byteCount: byteCount, to: path)
+        record(.writeFileDurably(path))
+    }
+
     public func syncDirectory(_ path: String) throws {
         try base.syncDirectory(path)
         record(.syncDirectory(path))

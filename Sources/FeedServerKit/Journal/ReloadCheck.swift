@@ -17,7 +17,7 @@ enum ReloadCheck {
         let oldDigests = Dictionary(
             served.assets.map { ($0.name, $0.sha256 ?? "\($0.bytes) bytes") }, uniquingKeysWith: { first, _ in first })
         let newDigests = Dictionary(
-            upload.packing.packed.map { ($0.name, SHA256Hash.hex($0.image.bytes)) },
+            upload.packing.packed.map { ($0.name, $0.image.sha256) },
             uniquingKeysWith: { first, _ in first })
         // The same content is an unchanged publish, which asks for no reload.
         guard old.bytes != new.bytes || oldDigests != newDigests else { return nil }

@@ -115,7 +115,10 @@ struct AssetUpload {
     /// The packed images as store inputs.
     var assetInputs: [AssetInput] {
         packing.packed.map {
-            AssetInput(name: $0.name, bytes: $0.image.bytes, width: $0.image.width, height: $0.image.height)
+            guard let file = $0.image.file else {
+                return AssetInput(name: $0.name, bytes: $0.image.bytes, width: $0.image.width, height: $0.image.height)
+            }
+            return AssetInput(name: $0.name, file: file, width: $0.image.width, height: $0.image.height)
         }
     }
 

@@ -78,7 +78,7 @@ struct PublishCommit: Sendable {
         let assets: [JSONValue] = packing.packed.map { packed in
             .object([
                 JSONMember("name", .string(packed.name)),
-                JSONMember("bytes", .number(String(packed.image.bytes.count))),
+                JSONMember("bytes", .number(String(packed.image.byteCount))),
                 JSONMember("width", .number(String(packed.image.width))),
                 JSONMember("height", .number(String(packed.image.height))),
                 JSONMember("decodedBytes", .number(String(packed.image.decodedBytes))),

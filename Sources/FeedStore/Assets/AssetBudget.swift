@@ -91,7 +91,7 @@ public struct AssetBudget: Sendable, Equatable {
             if error.isServerFault, serverFault == nil { serverFault = error.description }
         }
         /// Sum of the kept images' bytes.
-        public var totalBytes: Int { packed.reduce(0) { $0 + $1.image.bytes.count } }
+        public var totalBytes: Int { packed.reduce(0) { $0 + $1.image.byteCount } }
         /// Sum of the kept images' decoded sizes (what a widget holds in memory to draw them all).
         public var totalDecodedBytes: Int { packed.reduce(0) { $0 + $1.image.decodedBytes } }
     }
@@ -182,10 +182,11 @@ public struct AssetBudget: Sendable, Equatable {
                 AssetEncodingError(
                     "\(candidate.source.byteCount) bytes exceeds the per-image limit of \(maxBytesPerImage)"))
         }
-        guard let bytes = try? candidate.source.bytes(limit: maxBytesPerImage) else {
+        // Only the magic is read: an upload file is kept as the file it is.
+        guard let magic = try? candidate.source.prefix(16) else {
             return .failure(AssetEncodingError("the upload could not be read back"))
         }
-        let stored = ImageFormat(magic: bytes)
+        let stored = ImageFormat(magic: magic)
         guard let format = converted ? stored : ImageFormat(fileName: candidate.name) else {
             return .failure(
                 AssetEncodingError(
@@ -194,7 +195,10 @@ public struct AssetBudget: Sendable, Equatable {
         }
         do { _ = try encoder.renderer(for: candidate.source, format: format) } catch { return .failure(error) }
         let size = encoder.dimensions(of: candidate.source) ?? (width: 0, height: 0)
-        return .success(EncodedImage(bytes: bytes, width: size.width, height: size.height))
+        switch candidate.source {
+        case .bytes(let bytes): return .success(EncodedImage(bytes: bytes, width: size.width, height: size.height))
+        case .file(let file): return .success(EncodedImage(file: file, width: size.width, height: size.height))
+        }
     }
 
     private func fit(
@@ -228,13 +232,13 @@ public struct AssetBudget: Sendable, Equatable {
 
     /// Which limit an image breaks given what is already packed, or nil when it fits.
     private func overBudget(_ image: EncodedImage, used: Result) -> String? {
-        if image.bytes.count > maxBytesPerImage {
-            return "\(image.bytes.count) bytes exceeds the per-image limit of \(maxBytesPerImage)"
+        if image.byteCount > maxBytesPerImage {
+            return "\(image.byteCount) bytes exceeds the per-image limit of \(maxBytesPerImage)"
         }
         let left = maxBytesTotal - used.totalBytes
-        if image.bytes.count > left {
+        if image.byteCount > left {
             return
-                "\(image.bytes.count) bytes exceeds the \(max(0, left)) bytes left of the generation budget of "
+                "\(image.byteCount) bytes exceeds the \(max(0, left)) bytes left of the generation budget of "
                 + "\(maxBytesTotal)"
         }
         if let limit = maxDecodedBytes, used.totalDecodedBytes + image.decodedBytes > limit {

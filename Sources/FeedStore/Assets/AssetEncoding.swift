@@ -43,8 +43,10 @@ public enum ImageFormat: String, Sendable, Equatable {
 
 /// An encoded image and its pixel size.
 public struct EncodedImage: Equatable, Sendable {
-    /// The file bytes.
+    /// The file bytes (empty when the image is kept as its upload `file`).
     public var bytes: [UInt8]
+    /// The upload file holding the image as it was sent (kept as it is, never read into memory).
+    public var file: UploadedFile?
     /// Width in pixels.
     public var width: Int
     /// Height in pixels.
@@ -56,6 +58,18 @@ public struct EncodedImage: Equatable, Sendable {
         self.width = width
         self.height = height
     }
+
+    /// An image kept as the upload file it arrived in.
+    public init(file: UploadedFile, width: Int, height: Int) {
+        self.init(bytes: [], width: width, height: height)
+        self.file = file
+    }
+
+    /// Its size in bytes.
+    public var byteCount: Int { file?.byteCount ?? bytes.count }
+
+    /// Lowercase hex SHA-256 of its bytes (a file's, computed while it was written).
+    public var sha256: String { file?.sha256 ?? SHA256Hash.hex(bytes) }
 
     /// What a widget must hold in memory to draw it: width × height × 4 (RGBA).
     public var decodedBytes: Int { width * height * 4 }

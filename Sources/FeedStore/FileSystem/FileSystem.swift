@@ -61,6 +61,9 @@ public protocol FileSystem: Sendable {
     func createDirectory(_ path: String) throws
     /// Creates a new file with `contents`, flushes it to disk (fsync) and closes it.
     func writeFileDurably(_ path: String, contents: [UInt8]) throws
+    /// Creates a new file holding what the file `source` (outside the store: an upload) holds,
+    /// exactly `byteCount` bytes, a piece at a time; flushes it (fsync) and closes it.
+    func copyFileDurably(from source: String, byteCount: Int, to path: String) throws
     /// Flushes a folder's entries to disk (fsync on the folder), making creations and renames in it durable.
     func syncDirectory(_ path: String) throws
     /// Atomically renames `source` to `destination`, replacing a file there.

@@ -123,6 +123,40 @@ public struct PosixFileSystem: FileSystem {
         try Syscall.close(fd, path)
     }
 
+    public func copyFileDurably(from source: String, byteCount: Int, to path: String) throws {
+        let input = try Syscall.run("open", source) { open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        defer { close(input) }
+        let fd = try Syscall.run("open", path) {
+            open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        }
+        var closed = false
+        defer { if !closed { close(fd) } }
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        var copied = 0
+        while copied <= byteCount {
+            let count = try chunk.withUnsafeMutableBytes { buffer in
+                try Syscall.run("read", source) { read(input, buffer.baseAddress!, buffer.count) }
+            }
+            if count == 0 { break }
+            copied += count
+            try chunk.withUnsafeBytes { buffer in
+                var written = 0
+                while written < count {
+                    written += try Syscall.run("write", path) {
+                        write(fd, buffer.baseAddress! + written, count - written)
+                    }
+                }
+            }
+        }
+        // An upload is never written to once finished: a size that differs is not the file hashed.
+        guard copied == byteCount else {
+            throw FileSystemError(kind: .other, operation: "copy (the source changed)", path: source)
+        }
+        _ = try Syscall.run("fsync", path) { fsync(fd) }
+        closed = true
+        try Syscall.close(fd, path)
+    }
+
     public func syncDirectory(_ path: String) throws {
         let fd = try Syscall.run("open", path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(fd) }

@@ -41,6 +41,11 @@ struct WriteCountingFileSystem: FileSystem {
         try base.writeFileDurably(path, contents: contents)
     }
 
+    func copyFileDurably(from source: String, byteCount: Int, to path: String) throws {
+        defer { writes.increment() }
+        try base.copyFileDurably(from: source, byteCount: byteCount, to: path)
+    }
+
     func rename(_ source: String, to destination: String) throws {
         defer { writes.increment() }
         try base.rename(source, to: destination)

@@ -143,7 +143,7 @@ struct FeedPublisher {
         applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
         if listing != nil { sweepDeletedGenerations() }
         return .published(
-            generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.bytes.count }
+            generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.byteCount }
         )
     }
 
@@ -222,7 +222,12 @@ struct FeedPublisher {
                 let assetsFolder = temporary + "/assets"
                 try fileSystem.createDirectory(assetsFolder)
                 for asset in assets {
-                    try fileSystem.writeFileDurably(assetsFolder + "/" + asset.name, contents: asset.bytes)
+                    let path = assetsFolder + "/" + asset.name
+                    if let file = asset.file {
+                        try fileSystem.copyFileDurably(from: file.path, byteCount: file.byteCount, to: path)
+                    } else {
+                        try fileSystem.writeFileDurably(path, contents: asset.bytes)
+                    }
                 }
                 try fileSystem.syncDirectory(assetsFolder)
             }

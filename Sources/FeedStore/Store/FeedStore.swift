@@ -59,7 +59,7 @@ public final class FeedStore: Sendable {
         }
         let stored = assets.map {
             StoredAsset(
-                name: $0.name, byteCount: $0.bytes.count, sha256: SHA256Hash.hex($0.bytes), width: $0.width,
+                name: $0.name, byteCount: $0.byteCount, sha256: $0.sha256, width: $0.width,
                 height: $0.height)
         }
         let draft = FeedPublisher.Draft(

@@ -49,8 +49,10 @@ public struct FeedStoreConfiguration: Sendable {
 public struct AssetInput: Sendable {
     /// The file name (must be a safe name).
     public var name: String
-    /// The bytes written to `assets/<name>`.
+    /// The bytes written to `assets/<name>` (empty when they come from `file`).
     public var bytes: [UInt8]
+    /// An upload file copied to `assets/<name>` as it is, never read into memory whole.
+    public var file: UploadedFile?
     /// Pixel width, recorded in the envelope when known.
     public var width: Int?
     /// Pixel height, recorded in the envelope when known.
@@ -63,6 +65,18 @@ public struct AssetInput: Sendable {
         self.width = width
         self.height = height
     }
+
+    /// An asset copied from an upload file.
+    public init(name: String, file: UploadedFile, width: Int? = nil, height: Int? = nil) {
+        self.init(name: name, bytes: [], width: width, height: height)
+        self.file = file
+    }
+
+    /// Its size in bytes.
+    public var byteCount: Int { file?.byteCount ?? bytes.count }
+
+    /// Lowercase hex SHA-256 of its bytes (a file's, computed while it was written).
+    public var sha256: String { file?.sha256 ?? SHA256Hash.hex(bytes) }
 }
 
 /// What a publish did.

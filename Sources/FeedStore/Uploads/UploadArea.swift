@@ -193,6 +193,14 @@ public enum AssetSource: Sendable {
         }
     }
 
+    /// Its first `count` bytes (fewer when it is shorter).
+    public func prefix(_ count: Int) throws -> [UInt8] {
+        switch self {
+        case .bytes(let bytes): return Array(bytes.prefix(count))
+        case .file(let file): return try PosixFileSystem().readPrefix(file.path, count: count)
+        }
+    }
+
     /// All its bytes, when there are at most `limit` of them.
     public func bytes(limit: Int) throws -> [UInt8] {
         switch self {
