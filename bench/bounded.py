@@ -109,14 +109,17 @@ def multipart(files, payload=b'{"bench":true}'):
     return f"multipart/form-data; boundary={boundary}", chunks
 
 
-def exchange(port, method, path, headers, chunks, total, limit_s=300, send_all=False, on_sent=None):
+def exchange(port, method, path, headers, chunks, total, limit_s=300, send_all=False, on_sent=None, chunked=False):
     """Sends a request whose body is `chunks` (or `total` zero bytes when `chunks` is None) while
     reading whatever the server answers, as a client that uploads before it reads would, but
     without losing an early answer. With `send_all` it keeps uploading after an early answer
     until the body is sent or the server closes the connection. Returns (status or None, seconds, body bytes sent, note). `on_sent` is called once the last body byte is sent."""
     started = time.perf_counter()
     sock = socket.create_connection(("127.0.0.1", port), timeout=limit_s)
-    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {total}\r\n"
+    framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {total}"
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{framing}\r\n"
+    if chunked:  # each piece its own chunk, then the last (empty) one
+        chunks = [b"%x\r\n%s\r\n" % (len(c), c) for c in chunks] + [b"0\r\n\r\n"]
     head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     pending = [head.encode()] + (list(chunks) if chunks is not None else [])
     zeros, left_zeros = memoryview(bytes(MIB)), (total if chunks is None else 0)
