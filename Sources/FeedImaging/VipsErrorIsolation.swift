@@ -36,11 +36,16 @@ enum VipsErrorIsolation {
     static func runQuietly<T>(_ attempt: () -> T) -> T { gate.shared(attempt) }
 
     /// Whether libvips' text says the process ran out of threads or memory (libvips 8.14 words
-    /// from `vips_g_thread_new`, GLib's `g_thread_try_new` and `vips_tracked_malloc`), not that
-    /// the image is bad.
+    /// from `vips_g_thread_new`, GLib's `g_thread_try_new`, `vips_tracked_malloc` and its calloc,
+    /// libjpeg's "Insufficient memory", libwebp's `VP8_STATUS_OUT_OF_MEMORY`), not that the image
+    /// is bad.
     static func isServerFault(_ text: String) -> Bool {
         let lower = text.lowercased()
-        return ["unable to create thread", "error creating thread", "out of memory"].contains { lower.contains($0) }
+        let phrases = [
+            "unable to create thread", "error creating thread", "out of memory", "insufficient memory",
+            "unable to calloc", "unable to allocate", "out_of_memory",
+        ]
+        return phrases.contains { lower.contains($0) }
     }
 
     /// libvips' error buffer as text, cleared; call only holding the gate exclusively.

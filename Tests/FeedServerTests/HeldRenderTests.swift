@@ -31,9 +31,10 @@ import Testing
         let scratch = ScratchDirectory()
         let store = FeedStore(root: scratch.path)
         for group in ["a", "b", "c"] {
-            _ = try store.publish(group: group, payloadJSON: Array(Self.payload(bytes: 10_000, tag: group).utf8))
+            _ = try store.publish(group: group, payloadJSON: Array(Self.payload(bytes: 100_000, tag: group).utf8))
         }
-        let cache = FeedResponseCache(store: store, budgetBytes: 0, outsideLimitBytes: 25_000)
+        _ = try store.publish(group: "small", payloadJSON: Array("[1]".utf8))
+        let cache = FeedResponseCache(store: store, budgetBytes: 0, outsideLimitBytes: 250_000)
         var held: [FeedResponseCache.Entry] = []
         for group in ["a", "b"] {
             guard case .feed(let entry) = cache.lookup(.init(group: group, schemaVersion: nil)) else {
@@ -42,11 +43,23 @@ import Testing
             }
             held.append(entry)
         }
-        guard case .busy(let limit) = cache.lookup(.init(group: "c", schemaVersion: nil)) else {
+        guard case .busy(let refused) = cache.lookup(.init(group: "c", schemaVersion: nil)) else {
             Issue.record("a third render passes the limit")
             return
         }
-        #expect(limit == 25_000)
+        #expect(refused.limit == 250_000)
+        #expect(refused.entityTag == Conditional.entityTag(refused.fingerprint), "enough for a 304 or a stream")
+        // Asked again while nothing changed: answered from the refusal, the feed not read again.
+        let reads = cache.groupReads.load(ordering: .relaxed)
+        guard case .busy = cache.lookup(.init(group: "c", schemaVersion: nil)) else {
+            Issue.record("still busy")
+            return
+        }
+        #expect(cache.groupReads.load(ordering: .relaxed) == reads)
+        guard case .feed = cache.lookup(.init(group: "small", schemaVersion: nil)) else {
+            Issue.record("a render a socket's buffers take whole is always admitted")
+            return
+        }
         guard case .feed = cache.lookup(.init(group: "a", schemaVersion: nil)) else {
             Issue.record("a held render is shared, not refused")
             return
@@ -77,9 +90,10 @@ import Testing
     /// Retry-After, and once a stalled reader goes, it is served again.
     @Test func stalledReadersOfEvictedAnswersHoldNoMoreThanTheLimit() throws {
         try withTestServer(configure: { $0.readCacheBytes = 1 << 20 }) { server, client in
+            var published: [String: WireResponse] = [:]
             for group in ["a", "b", "c"] {
-                let body = Self.payload(bytes: 6 << 20, tag: group)
-                #expect(try client.put("/feeds/\(group)", json: body).status == 201)
+                published[group] = try client.put("/feeds/\(group)", json: Self.payload(bytes: 6 << 20, tag: group))
+                #expect(published[group]?.status == 201)
             }
             var stalled: [HTTPTestConnection] = []
             for group in ["a", "b"] {
@@ -93,8 +107,27 @@ import Testing
             #expect(refused.header("Retry-After") == "2")
             #expect((refused.json["type"] as? String)?.hasSuffix("/busy") == true)
             #expect(try client.get("/feeds/a").status == 200, "a held render is shared")
+            // A client holding c's generation needs no body: 304, a parked long-poll, no false `gone`.
+            let etag = try #require(published["c"]?.header("ETag"))
+            let revalidated = try client.get("/feeds/c", headers: [("If-None-Match", etag)])
+            #expect(revalidated.status == 304)
+            #expect(revalidated.header("ETag") == etag)
+            let started = Date()
+            #expect(try client.get("/feeds/c?wait=1", headers: [("If-None-Match", etag)]).status == 304)
+            #expect(Date().timeIntervalSince(started) > 0.8, "parked until the wait ended")
+            let stream = try HTTPTestConnection(port: server.port, timeoutSeconds: 2)
+            let fingerprint = try #require(published["c"]?.json["fingerprint"] as? String)
+            try stream.sendRaw(
+                Array("GET /feeds/c/events HTTP/1.1\r\nHost: x\r\nLast-Event-ID: \(fingerprint)\r\n\r\n".utf8))
+            usleep(500_000)
+            #expect(try client.put("/feeds/c/profile", json: #"{"items":"/nothing"}"#).status == 503, "not judged")
+            #expect(try client.put("/feeds/small", json: "[1]").status == 201)
+            #expect(try client.get("/feeds/small").status == 200, "a small render is always admitted")
             stalled.removeFirst()  // closed: its answer ends and its render is freed
             try waitUntil(seconds: 5) { try client.get("/feeds/c").status == 200 }
+            let next = try #require(try client.put("/feeds/c", json: "[2]").json["fingerprint"] as? String)
+            let events = try stream.readUntil("id: \(next)")
+            #expect(!events.contains("event: gone"), "the feed was never gone: \(events)")
             withExtendedLifetime(stalled) {}
         }
     }

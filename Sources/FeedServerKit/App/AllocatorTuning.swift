@@ -14,11 +14,13 @@ public enum AllocatorTuning {
     /// Blocks from this many bytes up get a mapping of their own.
     public static let mmapThresholdBytes: Int32 = 1 << 20
 
-    /// Fixes the threshold, unless the environment sets glibc's own tunable
-    /// (`MALLOC_MMAP_THRESHOLD_`, or `GLIBC_TUNABLES`), which then decides.
+    /// Fixes the threshold, unless the environment sets glibc's own (`MALLOC_MMAP_THRESHOLD_`, or
+    /// `glibc.malloc.mmap_threshold` in `GLIBC_TUNABLES`), which then decides.
     public static func apply(environment: [String: String]) {
         #if canImport(CAllocator)
-        guard environment["MALLOC_MMAP_THRESHOLD_"] == nil, environment["GLIBC_TUNABLES"] == nil else { return }
+        guard environment["MALLOC_MMAP_THRESHOLD_"] == nil,
+            environment["GLIBC_TUNABLES"]?.contains("glibc.malloc.mmap_threshold") != true
+        else { return }
         _ = CAllocator_fix_mmap_threshold(mmapThresholdBytes)
         #endif
     }

@@ -72,8 +72,9 @@ extension ServerOptions {
         Option(
             flag: "--read-cache-bytes", environment: "FEED_SERVER_READ_CACHE_BYTES", placeholder: "N",
             help:
-                "most bytes of rendered feed reads kept in memory; a feed larger than this is read from disk each time "
-                + "(default \(FeedResponseCache.defaultBudgetBytes))"
+                "most bytes of rendered feed reads kept in memory; a feed larger than this is read from disk each time; "
+                + "bodies let go that slow readers still hold are bounded by as many again (at least 16 MiB; a read "
+                + "needing a new render beyond gets 503) (default \(FeedResponseCache.defaultBudgetBytes))"
         ) { $0.readCacheBytes = try integer($1, "--read-cache-bytes", 0...(1 << 40)) },
         Option(
             flag: "--max-waiters", environment: "FEED_SERVER_MAX_WAITERS", placeholder: "N",

@@ -26,8 +26,8 @@ final class FeedResponseCache: Sendable {
     enum Lookup {
         case feed(Entry)
         case noFeed(FeedRead)
-        /// A new render would pass the outside limit (the bytes of it); try again later.
-        case busy(limit: Int)
+        /// A new render would pass the outside limit; try again later.
+        case busy(Refusal)
     }
 
     /// The default budget, in bytes (`--read-cache-bytes`).
@@ -67,6 +67,11 @@ final class FeedResponseCache: Sendable {
     let outsideLimitBytes: Int
     /// Every render body alive, in the cache or held by answers in flight.
     let ledger = RenderLedger()
+    /// Keys refused as busy, so they are not read again while nothing changed.
+    private let refusals: RefusalMemo
+    /// A render this small is always admitted: a socket's buffers take it whole, so a stalled
+    /// reader cannot hold it for long.
+    static let alwaysAdmittedBytes = 64 << 10
     private let capacity: Int
     /// The `Cache-Control` of every answer (`ReadCaching`).
     private let cacheControl: String
@@ -91,6 +96,7 @@ final class FeedResponseCache: Sendable {
         self.reads = reads
         self.budgetBytes = max(0, budgetBytes)
         self.outsideLimitBytes = outsideLimitBytes ?? max(budgetBytes, Self.minimumOutsideBytes)
+        refusals = RefusalMemo(capacity: capacity)
         self.capacity = capacity
         cacheControl = caching.feeds
     }
@@ -130,6 +136,7 @@ final class FeedResponseCache: Sendable {
     /// still within its recheck interval.
     func isAnsweredFromMemory(_ key: Key) -> Bool {
         if current(key) != nil { return true }
+        if standingRefusal(key) != nil { return true }
         guard let miss = missing.withLock({ $0[key] }) else { return false }
         return MonotonicClock.nanos() - miss.checkedAtNanos < Self.missRecheckNanos && store.isCurrent(miss.token)
     }
@@ -143,6 +150,7 @@ final class FeedResponseCache: Sendable {
         {
             return .noFeed(miss.read)
         }
+        if let refused = standingRefusal(key) { return .busy(refused) }
         groupReads.add(1, ordering: .relaxed)
         let snapshot = store.snapshot(group: key.group, schemaVersion: key.schemaVersion)
         guard let generation = snapshot.read.served else {
@@ -154,8 +162,31 @@ final class FeedResponseCache: Sendable {
             return .noFeed(snapshot.read)
         }
         missing.withLock { _ = $0.removeValue(forKey: key) }
-        guard let entry = keep(key, generation, snapshot) else { return .busy(limit: outsideLimitBytes) }
+        guard let entry = keep(key, generation, snapshot) else {
+            let refused = refusal(key, generation, snapshot)
+            refusals.remember(refused, for: key)
+            return .busy(refused)
+        }
+        refusals.forget(key)
         return .feed(entry)
+    }
+
+    /// The refusal remembered for `key` while it still stands: its generation is still served
+    /// and there is still no room for its render.
+    private func standingRefusal(_ key: Key) -> Refusal? {
+        guard let refused = refusals.refusal(key), store.isCurrent(refused.token) else { return nil }
+        return state.withLock { admits(refused.estimate, $0) } ? nil : refused
+    }
+
+    /// What a busy answer can still say of `generation`, the one `key` serves.
+    private func refusal(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Refusal {
+        var notModified = HTTPResponse(status: 304, headers: headers(key, generation, snapshot))
+        notModified.body = .lengthOnly(FeedRendering.length(group: key.group, generation: generation))
+        return Refusal(
+            limit: outsideLimitBytes, token: snapshot.token, entityTag: Conditional.entityTag(generation.fingerprint),
+            fingerprint: generation.fingerprint, generationId: generation.id,
+            generatedAtEpochMs: generation.generatedAtEpochMs, notModified: notModified,
+            estimate: RenderedGeneration.estimatedBytes(of: generation))
     }
 
     /// The entry `key` serves (rendered on a miss); a 404 when none is readable, a 503 when a new
@@ -164,7 +195,7 @@ final class FeedResponseCache: Sendable {
         switch lookup(key) {
         case .feed(let entry): return entry
         case .noFeed(let read): throw Problem.noFeed(group: key.group, schemaVersion: key.schemaVersion, read: read)
-        case .busy(let limit): throw Problem.rendersLimit(limit)
+        case .busy(let refused): throw Problem.rendersLimit(refused.limit)
         }
     }
 
@@ -204,6 +235,7 @@ final class FeedResponseCache: Sendable {
         missing.withLock { missing in
             for key in missing.keys where key.group == group { missing.removeValue(forKey: key) }
         }
+        refusals.forget(group: group)
     }
 
     /// Renders (or shares the render of) `generation` for `key` and keeps it within the budget;
@@ -254,13 +286,19 @@ final class FeedResponseCache: Sendable {
         }
     }
 
+    /// Whether a new render of about `estimate` bytes fits beside the bodies outside the cache
+    /// (one alone is always allowed, however large, and a small one always).
+    private func admits(_ estimate: Int, _ state: State) -> Bool {
+        let outside = ledger.liveBytes - state.bodyBytes
+        return outside <= 0 || estimate <= Self.alwaysAdmittedBytes || outside + estimate <= outsideLimitBytes
+    }
+
     /// A new render of `generation`, its bytes reserved first; nil when renders outside the cache
-    /// already hold the outside limit (one alone is always allowed, however large).
+    /// already hold the outside limit.
     private func render(_ group: String, _ generation: Generation) -> RenderedGeneration? {
         let estimate = RenderedGeneration.estimatedBytes(of: generation)
         let admitted = state.withLock { state -> Bool in
-            let outside = ledger.liveBytes - state.bodyBytes
-            guard outside <= 0 || outside + estimate <= outsideLimitBytes else { return false }
+            guard admits(estimate, state) else { return false }
             ledger.add(estimate)
             return true
         }

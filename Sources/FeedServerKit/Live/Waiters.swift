@@ -42,6 +42,14 @@ final class Waiters: Sendable {
         let generationId: String
         let generatedAtEpochMs: Int64
 
+        init(_ refused: FeedResponseCache.Refusal) {
+            token = refused.token
+            entityTag = refused.entityTag
+            fingerprint = refused.fingerprint
+            generationId = refused.generationId
+            generatedAtEpochMs = refused.generatedAtEpochMs
+        }
+
         init(_ entry: FeedResponseCache.Entry) {
             token = entry.token
             entityTag = entry.entityTag
@@ -185,7 +193,9 @@ final class Waiters: Sendable {
         switch cache.lookup(key) {
         case .feed(let entry): served = Served(entry)
         case .noFeed: served = nil
-        case .busy: return known  // no render to spare now: nothing is sent, the next check asks again
+        // No render to spare: what the refusal read of the generation is enough, and is kept
+        // until it changes, so this key is not read again meanwhile.
+        case .busy(let refused): served = Served(refused)
         }
         watched.withLock { $0[key] = served }
         return served

@@ -33,6 +33,14 @@ enum FeedRendering {
         return (output, payload)
     }
 
+    /// The length of `body(group:generation:)` without rendering the payload: the envelope around
+    /// an empty payload, plus the payload, which is copied into it unchanged.
+    static func length(group: String, generation: Generation) -> Int {
+        var envelope = generation
+        envelope.compactPayload = []
+        return body(group: group, generation: envelope).bytes.count + generation.compactPayload.count
+    }
+
     /// Where an asset is served (names are safe names, so no escaping is needed).
     static func assetURL(group: String, generation: String, name: String) -> String {
         "/assets/\(group)/\(generation)/\(name)"

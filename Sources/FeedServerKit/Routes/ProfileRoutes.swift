@@ -65,7 +65,13 @@ struct ProfileRoutes: Sendable {
     /// pointer or template field that matches nothing is a 422 naming it. Before the first
     /// publish there is nothing to judge by; the publish's warnings say what misses then.
     private func requireFit(_ profile: WidgetProfile, group: String) throws(Problem) {
-        guard let generation = try? cache.served(.init(group: group, schemaVersion: nil)),
+        let generation: FeedResponseCache.Entry
+        switch cache.lookup(.init(group: group, schemaVersion: nil)) {
+        case .feed(let entry): generation = entry
+        case .noFeed: return
+        case .busy(let refused): throw Problem.rendersLimit(refused.limit)  // not judged, so not stored
+        }
+        guard
             let payload = try? cache.payload(of: generation),
             let misfit = WidgetItems(profile: profile, payload: payload.root).memberFindingNothing()
         else { return }

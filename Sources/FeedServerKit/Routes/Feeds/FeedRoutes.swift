@@ -60,7 +60,7 @@ struct FeedRoutes: Sendable {
         let key = FeedResponseCache.Key(group: group, schemaVersion: schemaVersion)
         switch cache.lookup(key) {
         case .feed(let entry):
-            let notModified = known(routed.request, waits: wait != nil, entry)
+            let notModified = known(routed.request, waits: wait != nil, entry.entityTag)
             // Long-poll (Consul-style): with ?wait and a current ETag, hold the request until the
             // feed changes or the wait ends; then answer as usual (200 or 304), counted then.
             if notModified, let wait, !routed.request.resumed {
@@ -75,8 +75,18 @@ struct FeedRoutes: Sendable {
         case .noFeed(let read):
             cache.reads.countNotFound(group: group)
             throw Problem.noFeed(group: group, schemaVersion: schemaVersion, read: read)
-        case .busy(let limit):
-            throw Problem.rendersLimit(limit)
+        case .busy(let refused):
+            // No body to spare, but a client holding the served generation needs none.
+            guard known(routed.request, waits: wait != nil, refused.entityTag) else {
+                throw Problem.rendersLimit(refused.limit)
+            }
+            if let wait, !routed.request.resumed {
+                guard let suspension = waiters.park(key: key, entityTag: refused.entityTag, seconds: wait) else {
+                    throw Problem.tooManyWaiters
+                }
+                return .suspend(suspension)
+            }
+            return wait == nil ? refused.notModified : Self.unstored(refused.notModified)
         }
     }
 
@@ -84,11 +94,11 @@ struct FeedRoutes: Sendable {
     /// long-poll without one, `?etag=`. A cache in front forwards the query but not always the
     /// header: Varnish drops `If-None-Match` from the fetch it makes on a miss, and a wait that
     /// lost it would be answered at once, over and over.
-    private func known(_ request: HTTPRequest, waits: Bool, _ entry: FeedResponseCache.Entry) -> Bool {
+    private func known(_ request: HTTPRequest, waits: Bool, _ entityTag: String) -> Bool {
         guard waits, let known = request.query["etag"], request.headers["If-None-Match"] == nil else {
-            return Conditional.ifNoneMatch(in: request.headers, matches: entry.entityTag)
+            return Conditional.ifNoneMatch(in: request.headers, matches: entityTag)
         }
-        return Conditional.ifNoneMatch(ReadParameters.entityTag(known), matches: entry.entityTag)
+        return Conditional.ifNoneMatch(ReadParameters.entityTag(known), matches: entityTag)
     }
 
     /// A long-poll's answer, `no-store`: it tells one client how its wait ended, and a cache that

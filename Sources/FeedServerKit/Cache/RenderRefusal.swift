@@ -1,0 +1,56 @@
+import ConcurrencyPrimitives
+import FeedStore
+import HTTPTransport
+
+extension FeedResponseCache {
+    /// A read refused because a new render would pass the outside limit, with what the served
+    /// generation's snapshot told: enough to answer a `304`, park a long-poll or tell a stream
+    /// without the body.
+    struct Refusal: Sendable {
+        /// The outside limit, in bytes (for the 503's text).
+        let limit: Int
+        let token: ChangeToken
+        let entityTag: String
+        let fingerprint: String
+        let generationId: String
+        let generatedAtEpochMs: Int64
+        /// The `304` the entry would answer (its `Content-Length` the render's exact length).
+        let notModified: HTTPResponse
+        /// About how many bytes the render needs (`RenderedGeneration.estimatedBytes`).
+        let estimate: Int
+    }
+}
+
+/// Refusals remembered per key, so a key refused as busy is not read again (a whole feed parsed)
+/// until its generation changes or room appears.
+final class RefusalMemo: Sendable {
+    private let entries = Lock<[FeedResponseCache.Key: FeedResponseCache.Refusal]>([:])
+    private let capacity: Int
+
+    /// A memo of at most `capacity` keys (emptied when full: it is only a shortcut).
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// The refusal remembered for `key`.
+    func refusal(_ key: FeedResponseCache.Key) -> FeedResponseCache.Refusal? { entries.withLock { $0[key] } }
+
+    /// Remembers `refusal` for `key`.
+    func remember(_ refusal: FeedResponseCache.Refusal, for key: FeedResponseCache.Key) {
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = refusal
+        }
+    }
+
+    /// Forgets `key` (it was rendered after all).
+    func forget(_ key: FeedResponseCache.Key) {
+        if entries.withLock({ $0.isEmpty }) { return }
+        entries.withLock { _ = $0.removeValue(forKey: key) }
+    }
+
+    /// Forgets every key of `group` (a publish, delete or fault through this server).
+    func forget(group: String) {
+        entries.withLock { entries in
+            for key in entries.keys where key.group == group { entries.removeValue(forKey: key) }
+        }
+    }
+}
