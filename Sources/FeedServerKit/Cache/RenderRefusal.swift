@@ -43,7 +43,6 @@ final class RefusalMemo: Sendable {
 
     /// Forgets `key` (it was rendered after all).
     func forget(_ key: FeedResponseCache.Key) {
-        if entries.withLock({ $0.isEmpty }) { return }
         entries.withLock { _ = $0.removeValue(forKey: key) }
     }
 
