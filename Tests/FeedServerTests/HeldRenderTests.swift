@@ -74,6 +74,20 @@ import Testing
         #expect(cache.ledger.liveBytes == 0, "every render freed is given back")
     }
 
+    /// Answers built per request (timelines) count with the renders while they are sent.
+    @Test func answersBuiltPerRequestAreCountedUntilSentAndRefusedPastTheLimit() throws {
+        let scratch = ScratchDirectory()
+        let cache = FeedResponseCache(store: FeedStore(root: scratch.path), budgetBytes: 0, outsideLimitBytes: 250_000)
+        var held = [try #require(cache.countedBody([UInt8](repeating: 1, count: 100_000)))]
+        held.append(try #require(cache.countedBody([UInt8](repeating: 2, count: 100_000))))
+        #expect(cache.countedBody([UInt8](repeating: 3, count: 100_000)) == nil, "past the limit")
+        #expect(cache.countedBody([UInt8](repeating: 4, count: 1_000)) != nil, "a small one is always taken")
+        #expect(cache.ledger.liveBytes == 200_000)
+        held.removeAll()
+        #expect(cache.ledger.liveBytes == 0, "given back once sent")
+        #expect(cache.countedBody([UInt8](repeating: 3, count: 100_000)) != nil)
+    }
+
     @Test func oneRenderIsAlwaysAllowedHoweverLarge() throws {
         let scratch = ScratchDirectory()
         let store = FeedStore(root: scratch.path)

@@ -286,6 +286,15 @@ final class FeedResponseCache: Sendable {
         }
     }
 
+    /// Counts `bytes` more in the ledger when they fit beside the bodies outside the cache.
+    func admit(_ bytes: Int) -> Bool {
+        state.withLock { state -> Bool in
+            guard admits(bytes, state) else { return false }
+            ledger.add(bytes)
+            return true
+        }
+    }
+
     /// Whether a new render of about `estimate` bytes fits beside the bodies outside the cache
     /// (one alone is always allowed, however large, and a small one always).
     private func admits(_ estimate: Int, _ state: State) -> Bool {
@@ -297,12 +306,7 @@ final class FeedResponseCache: Sendable {
     /// already hold the outside limit.
     private func render(_ group: String, _ generation: Generation) -> RenderedGeneration? {
         let estimate = RenderedGeneration.estimatedBytes(of: generation)
-        let admitted = state.withLock { state -> Bool in
-            guard admits(estimate, state) else { return false }
-            ledger.add(estimate)
-            return true
-        }
-        guard admitted else { return nil }
+        guard admit(estimate) else { return nil }
         return RenderedGeneration(group: group, generation: generation, ledger: ledger, reserved: estimate)
     }
 

@@ -21,6 +21,18 @@ extension FeedResponseCache {
     }
 }
 
+extension FeedResponseCache {
+    /// `bytes` (an answer built per request, such as a timeline) as a body counted with the
+    /// renders until the last answer holding it is sent; nil when bodies outside the cache hold
+    /// the outside limit (a small one is always taken, and one alone).
+    func countedBody(_ bytes: [UInt8]) -> SharedBody? {
+        let count = bytes.count
+        guard admit(count) else { return nil }
+        let ledger = ledger
+        return SharedBody(bytes, whenFreed: { ledger.release(count) })
+    }
+}
+
 /// Refusals remembered per key, so a key refused as busy is not read again (a whole feed parsed)
 /// until its generation changes or room appears.
 final class RefusalMemo: Sendable {

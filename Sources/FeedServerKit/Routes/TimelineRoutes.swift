@@ -50,7 +50,14 @@ struct TimelineRoutes: Sendable {
         let body = try writer.body(
             hours: hours, zone: zone, profile: PublishLint.json(applied.profile, source: applied.source),
             limit: store.configuration.maxFeedBytes)
-        return .json(200, body, headers: [("Cache-Control", "no-store")])
+        // Counted with the renders while it is sent: a reader that stops reading holds it.
+        guard let counted = cache.countedBody(body) else { throw Problem.rendersLimit(cache.outsideLimitBytes) }
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "application/json"), ("X-Content-Type-Options", "nosniff"),
+                ("Cache-Control", "no-store"),
+            ], shared: counted)
     }
 
     /// The profile a timeline applies, and where it came from: the query's members over the
