@@ -816,6 +816,42 @@ def stalled():
                 f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
         for sock in sockets:
             sock.close()
+    stalled_timelines()
+
+
+def stalled_readers(port, paths):
+    """A client per path that sends the GET and never reads past the status line: (sockets, statuses)."""
+    sockets, statuses = [], []
+    for path in paths:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", port))
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        sock.settimeout(5)
+        statuses.append(int(sock.recv(64).split()[1]))
+        sockets.append(sock)
+    return sockets, statuses
+
+
+def stalled_timelines():
+    """20 clients each asking for another 168-hour timeline of 24 items of ~95 KiB (~14.5 MB each,
+    built per request) and never reading it."""
+    with running("stalled", label="timelines") as server:
+        items = [{"title": f"t{i}", "body": ("x%d " % i) * 24000} for i in range(24)]
+        publish(server, "tl", json.dumps({"items": items}).encode())
+        idle = server.rss_mib()
+        server.reset_hwm()
+        sockets, statuses = stalled_readers(server.port, [f"/feeds/tl/timeline?hours=168&start={i}" for i in range(20)])
+        time.sleep(1)
+        hwm = server.hwm_mib()
+        counts = {status: statuses.count(status) for status in set(statuses)}
+        print(f"| 20 stalled readers of 168-hour timelines | {counts} | idle {idle:.1f} MiB | VmHWM {hwm:.1f} MiB |")
+        summary("stalled", "20 stalled timeline readers: statuses", str(counts), "", "each 200 or 503",
+                all(s in (200, 503) for s in statuses))
+        summary("stalled", "20 stalled timeline readers: VmHWM", f"{hwm:.1f} MiB", f"{idle:.1f} MiB",
+                f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
+        for sock in sockets:
+            sock.close()
 
 
 def members_body(size):
