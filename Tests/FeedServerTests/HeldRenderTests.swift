@@ -74,6 +74,39 @@ import Testing
         #expect(cache.ledger.liveBytes == 0, "every render freed is given back")
     }
 
+    /// A refused key whose generation is damaged in place is read again: the check that sees the
+    /// change (one per interval) may be the pipeline's, made before the lookup.
+    @Test func aRefusalIsDroppedOnceItsGenerationIsDamagedInPlace() throws {
+        let scratch = ScratchDirectory()
+        let store = FeedStore(root: scratch.path)
+        for group in ["a", "b"] {
+            _ = try store.publish(group: group, payloadJSON: Array(Self.payload(bytes: 100_000, tag: group).utf8))
+        }
+        let older = try store.publish(group: "c", payloadJSON: Array(Self.payload(bytes: 100_000, tag: "c1").utf8))
+        let served = try store.publish(group: "c", payloadJSON: Array(Self.payload(bytes: 100_000, tag: "c2").utf8))
+        let cache = FeedResponseCache(store: store, budgetBytes: 0, outsideLimitBytes: 250_000)
+        var held: [FeedResponseCache.Entry] = []
+        for group in ["a", "b"] {
+            if case .feed(let entry) = cache.lookup(.init(group: group, schemaVersion: nil)) { held.append(entry) }
+        }
+        let key = FeedResponseCache.Key(group: "c", schemaVersion: nil)
+        guard case .busy(let refused) = cache.lookup(key) else {
+            Issue.record("c is refused")
+            return
+        }
+        #expect(refused.fingerprint == served.fingerprint)
+        let feed = "\(scratch.path)/c/generations/\(served.generationId)/feed.json"
+        try Data("{".utf8).write(to: URL(fileURLWithPath: feed))  // torn in place: the pointer is unchanged
+        usleep(150_000)  // past the served feed.json's check interval
+        _ = cache.isAnsweredFromMemory(key)
+        guard case .busy(let again) = cache.lookup(key) else {
+            Issue.record("the older generation still needs a render")
+            return
+        }
+        #expect(again.fingerprint == older.fingerprint, "the fallback, not the damaged generation")
+        withExtendedLifetime(held) {}
+    }
+
     /// Answers built per request (timelines) count with the renders while they are sent.
     @Test func answersBuiltPerRequestAreCountedUntilSentAndRefusedPastTheLimit() throws {
         let scratch = ScratchDirectory()

@@ -174,7 +174,13 @@ final class FeedResponseCache: Sendable {
     /// The refusal remembered for `key` while it still stands: its generation is still served
     /// and there is still no room for its render.
     private func standingRefusal(_ key: Key) -> Refusal? {
-        guard let refused = refusals.refusal(key), store.isCurrent(refused.token) else { return nil }
+        guard let refused = refusals.refusal(key) else { return nil }
+        guard store.isCurrent(refused.token) else {
+            // Forgotten at once: the check that found it stale may have been the one an interval
+            // allows (the served feed.json's), so asking again could wrongly say current.
+            refusals.forget(key)
+            return nil
+        }
         return state.withLock { admits(refused.estimate, $0) } ? nil : refused
     }
 
