@@ -254,5 +254,6 @@ final class Server: Sendable {
         usleep(20_000)
         daemon.stop()
         broadcaster.removeAll()
+        cache.empty()
     }
 }
