@@ -172,5 +172,12 @@ extension FeedResponseCache {
 
         /// The shared body.
         var body: SharedBody { rendered.body }
+
+        /// What this entry serves, without its body (waiters and streams keep this).
+        var facts: ServedFacts {
+            ServedFacts(
+                token: token, entityTag: entityTag, fingerprint: fingerprint, generationId: generationId,
+                generatedAtEpochMs: generatedAtEpochMs)
+        }
     }
 }

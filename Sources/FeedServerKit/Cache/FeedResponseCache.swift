@@ -188,10 +188,12 @@ final class FeedResponseCache: Sendable {
     private func refusal(_ key: Key, _ generation: Generation, _ snapshot: FeedSnapshot) -> Refusal {
         var notModified = HTTPResponse(status: 304, headers: headers(key, generation, snapshot))
         notModified.body = .lengthOnly(FeedRendering.length(group: key.group, generation: generation))
-        return Refusal(
-            limit: outsideLimitBytes, token: snapshot.token, entityTag: Conditional.entityTag(generation.fingerprint),
+        let served = ServedFacts(
+            token: snapshot.token, entityTag: Conditional.entityTag(generation.fingerprint),
             fingerprint: generation.fingerprint, generationId: generation.id,
-            generatedAtEpochMs: generation.generatedAtEpochMs, notModified: notModified,
+            generatedAtEpochMs: generation.generatedAtEpochMs)
+        return Refusal(
+            limit: outsideLimitBytes, served: served, notModified: notModified,
             estimate: RenderedGeneration.estimatedBytes(of: generation))
     }
 

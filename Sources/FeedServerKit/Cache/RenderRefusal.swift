@@ -3,21 +3,32 @@ import FeedStore
 import HTTPTransport
 
 extension FeedResponseCache {
+    /// What a key serves, without its body: enough to answer a `304`, wake waiters and tell
+    /// streams.
+    struct ServedFacts: Sendable {
+        let token: ChangeToken
+        let entityTag: String
+        let fingerprint: String
+        let generationId: String
+        let generatedAtEpochMs: Int64
+    }
+
     /// A read refused because a new render would pass the outside limit, with what the served
     /// generation's snapshot told: enough to answer a `304`, park a long-poll or tell a stream
     /// without the body.
     struct Refusal: Sendable {
         /// The outside limit, in bytes (for the 503's text).
         let limit: Int
-        let token: ChangeToken
-        let entityTag: String
-        let fingerprint: String
-        let generationId: String
-        let generatedAtEpochMs: Int64
+        /// What the snapshot said the key serves.
+        let served: ServedFacts
         /// The `304` the entry would answer (its `Content-Length` the render's exact length).
         let notModified: HTTPResponse
         /// About how many bytes the render needs (`RenderedGeneration.estimatedBytes`).
         let estimate: Int
+
+        var token: ChangeToken { served.token }
+        var entityTag: String { served.entityTag }
+        var fingerprint: String { served.fingerprint }
     }
 }
 

@@ -35,29 +35,7 @@ final class Waiters: Sendable {
 
     /// What a watched key served when last looked at: enough to wake waiters and send events
     /// without holding the render (the read cache's budget decides what stays in memory).
-    struct Served: Sendable {
-        let token: ChangeToken
-        let entityTag: String
-        let fingerprint: String
-        let generationId: String
-        let generatedAtEpochMs: Int64
-
-        init(_ refused: FeedResponseCache.Refusal) {
-            token = refused.token
-            entityTag = refused.entityTag
-            fingerprint = refused.fingerprint
-            generationId = refused.generationId
-            generatedAtEpochMs = refused.generatedAtEpochMs
-        }
-
-        init(_ entry: FeedResponseCache.Entry) {
-            token = entry.token
-            entityTag = entry.entityTag
-            fingerprint = entry.fingerprint
-            generationId = entry.generationId
-            generatedAtEpochMs = entry.generatedAtEpochMs
-        }
-    }
+    typealias Served = FeedResponseCache.ServedFacts
 
     private let cache: FeedResponseCache
     private let metrics: Metrics
@@ -128,7 +106,7 @@ final class Waiters: Sendable {
         metrics.openWaiters.add(1, ordering: .relaxed)
         // From memory only: this runs on a libmicrohttpd thread, and reading the group could
         // mean reading whole generations. Otherwise the watcher's next tick sends the event.
-        if let served = cache.current(key) { send(Served(served), toStreamsOf: key) }
+        if let served = cache.current(key) { send(served.facts, toStreamsOf: key) }
         return stream
     }
 
@@ -191,11 +169,11 @@ final class Waiters: Sendable {
         if let known, cache.isCurrent(known.token, of: key) { return known }
         let served: Served?
         switch cache.lookup(key) {
-        case .feed(let entry): served = Served(entry)
+        case .feed(let entry): served = entry.facts
         case .noFeed: served = nil
         // No render to spare: what the refusal read of the generation is enough, and is kept
         // until it changes, so this key is not read again meanwhile.
-        case .busy(let refused): served = Served(refused)
+        case .busy(let refused): served = refused.served
         }
         watched.withLock { $0[key] = served }
         return served
