@@ -27,6 +27,15 @@ import Testing
         withExtendedLifetime((held, again)) {}
     }
 
+    /// Renders held outside the cache are bounded by half its budget, at least 16 MiB, so the cache,
+    /// the renders it let go and the bodies kept in memory sum to under 256 MiB by default.
+    @Test func theOutsideLimitIsHalfTheBudgetAtLeastSixteenMebibytes() {
+        let store = FeedStore(root: ScratchDirectory().path)
+        #expect(FeedResponseCache(store: store, budgetBytes: 64 << 20).outsideLimitBytes == 32 << 20)
+        #expect(FeedResponseCache(store: store, budgetBytes: 1 << 20).outsideLimitBytes == 16 << 20)
+        #expect(FeedResponseCache(store: store, budgetBytes: 256 << 20).outsideLimitBytes == 128 << 20)
+    }
+
     @Test func newRendersAreRefusedWhileHeldOnesPassTheLimitAndAdmittedWhenFreed() throws {
         let scratch = ScratchDirectory()
         let store = FeedStore(root: scratch.path)

@@ -9,8 +9,10 @@ import Glibc
 #endif
 
 /// Request bodies held in memory are bounded together (`--max-memory-body-bytes`), counted as
-/// their bytes arrive, and given back when their request ends.
+/// their bytes arrive (twice: the bytes and their parsed form), and given back when their request
+/// ends.
 @Suite struct MemoryBudgetTests {
+    /// A budget of 300 KB: the 200 KB asked for is raised to what one 150 KB body costs.
     private static func configure(_ options: inout ServerOptions) {
         options.transport.maxMemoryBodyBytes = 200_000
         options.maxPayloadBytes = 150_000
@@ -35,7 +37,7 @@ import Glibc
 
     @Test func bodiesHeldInMemoryAreBoundedTogetherAndGivenBack() throws {
         try withTestServer(configure: Self.configure) { server, client in
-            // One publish holds 140 KB of the 200 KB budget, its body not yet complete.
+            // One publish holds 280 KB of the 300 KB budget (140 KB sent), its body not yet complete.
             var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
             try holder?.sendRaw(
                 Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
@@ -63,7 +65,7 @@ import Glibc
 
     @Test func aDeclaredLengthCostsNothingUntilItsBytesArrive() throws {
         try withTestServer(configure: Self.configure) { server, client in
-            // Two clients declare 150 KB each (300 KB against a 200 KB budget) and send one byte.
+            // Two clients declare 150 KB each (600 KB against a 300 KB budget) and send one byte.
             let tricklers = try (0..<2).map { _ in try HTTPTestConnection(port: server.port) }
             for (index, connection) in tricklers.enumerated() {
                 try connection.sendRaw(Self.jsonHead("t\(index)", length: 150_000) + Array("[".utf8))
@@ -99,5 +101,17 @@ import Glibc
             }
             withExtendedLifetime(refused) {}
         }
+    }
+
+    /// The budget in force always lets one body of the largest accepted size in, alone.
+    @Test func theBudgetFitsOneLargestBody() {
+        var settings = TransportSettings()
+        settings.maxMemoryBodyBytes = 200_000
+        settings.maxMemoryPartBytes = 150_000
+        #expect(settings.effectiveMemoryBodyBytes == 300_000)
+        settings.maxMemoryBodyBytes = 400_000
+        #expect(settings.effectiveMemoryBodyBytes == 400_000)
+        settings.maxMemoryPartBytes = .max
+        #expect(settings.effectiveMemoryBodyBytes == .max, "no overflow")
     }
 }

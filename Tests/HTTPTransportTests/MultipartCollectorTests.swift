@@ -35,15 +35,16 @@ import Testing
         #expect(throws: TransportRefusal.tooManyParts(2)) { try collector.finish() }
     }
 
+    /// Each byte kept in memory costs twice: the byte and the parsed form it becomes.
     @Test func partsInMemoryCountAgainstTheSharedBudgetAsTheyArrive() {
-        let budget = InflightBudget(limit: 8)
+        let budget = InflightBudget(limit: 16)
         do {
             let collector = MultipartCollector(forTestingWithMaxParts: 10, memoryBudget: budget)
             feed(collector, "payload", nil, "12345", offset: 0)
-            #expect(budget.inUse == 5)
+            #expect(budget.inUse == 10)
             feed(collector, "payload", nil, "67890", offset: 5)
-            #expect(budget.inUse == 5, "the piece that did not fit is not counted")
-            #expect(throws: TransportRefusal.memoryLimit(8)) { try collector.finish() }
+            #expect(budget.inUse == 10, "the piece that did not fit is not counted")
+            #expect(throws: TransportRefusal.memoryLimit(16)) { try collector.finish() }
         }
         #expect(budget.inUse == 0, "a collector gives back what it still holds when it goes")
     }
@@ -56,8 +57,8 @@ import Testing
             feed(collector, "payload", nil, "hello", offset: 0)
             taken = collector.takeMemoryReservation()
         }
-        #expect(taken == 5)
-        #expect(budget.inUse == 5, "held until the taker gives it back")
+        #expect(taken == 10)
+        #expect(budget.inUse == 10, "held until the taker gives it back")
         budget.release(taken)
         #expect(budget.inUse == 0)
     }

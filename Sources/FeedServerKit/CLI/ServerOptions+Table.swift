@@ -73,7 +73,7 @@ extension ServerOptions {
             flag: "--read-cache-bytes", environment: "FEED_SERVER_READ_CACHE_BYTES", placeholder: "N",
             help:
                 "most bytes of rendered feed reads kept in memory; a feed larger than this is read from disk each time; "
-                + "bodies let go that slow readers still hold are bounded by as many again (at least 16 MiB; a read "
+                + "bodies let go that slow readers still hold are bounded by half as many (at least 16 MiB; a read "
                 + "needing a new render beyond gets 503) (default \(FeedResponseCache.defaultBudgetBytes))"
         ) { $0.readCacheBytes = try integer($1, "--read-cache-bytes", 0...(1 << 40)) },
         Option(
@@ -89,8 +89,9 @@ extension ServerOptions {
         Option(
             flag: "--max-memory-body-bytes", environment: "FEED_SERVER_MAX_MEMORY_BODY_BYTES", placeholder: "N",
             help:
-                "most request-body bytes held in memory (JSON bodies, payload parts) of all requests together, "
-                + "counted as they arrive; more get 503 with Retry-After; never below --max-payload-bytes "
+                "most memory held by request bodies kept in memory (JSON bodies, payload parts) of all requests "
+                + "together, each byte counted twice (the byte and its parsed form) as it arrives; more get 503 with "
+                + "Retry-After; never below twice --max-payload-bytes "
                 + "(default \(transportDefaults.maxMemoryBodyBytes))"
         ) { $0.transport.maxMemoryBodyBytes = try integer($1, "--max-memory-body-bytes", 1...(1 << 42)) },
         Option(

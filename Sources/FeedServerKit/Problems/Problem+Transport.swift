@@ -119,7 +119,7 @@ extension Problem {
     static func rendersLimit(_ limit: Int) -> Problem {
         busy(
             "Answers still being sent to slow clients hold the server's limit of \(limit) bytes of rendered "
-                + "feeds outside the read cache (as many as --read-cache-bytes, at least 16 MiB); try again in a moment.",
+                + "feeds outside the read cache (half of --read-cache-bytes, at least 16 MiB); try again in a moment.",
             retryAfterSeconds: 2)
     }
 

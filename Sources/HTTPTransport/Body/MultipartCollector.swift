@@ -157,11 +157,12 @@ package final class MultipartCollector: @unchecked Sendable {
             return false
         }
         if let memoryBudget {
-            guard memoryBudget.reserve(piece.count) else {
+            let cost = piece.count * TransportSettings.memoryCostPerBodyByte
+            guard memoryBudget.reserve(cost) else {
                 refusal = .memoryLimit(memoryBudget.limit)
                 return false
             }
-            memoryReserved += piece.count
+            memoryReserved += cost
         }
         memoryBytes += piece.count
         parts[parts.count - 1].bytes.append(contentsOf: piece)

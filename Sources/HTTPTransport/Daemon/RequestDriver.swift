@@ -75,12 +75,14 @@ struct RequestDriver {
     /// declared length costs nothing until sent): past the budget the body is dropped and the
     /// request refused with 503, so bodies in memory stay bounded in total, not only each.
     private func keepInMemory(_ state: ConnectionState, _ data: UnsafePointer<CChar>, _ size: Int) {
-        guard context.memoryBudget.reserve(size) else {
+        // A piece is at most the connection's buffer, so its cost cannot overflow.
+        let cost = size * TransportSettings.memoryCostPerBodyByte
+        guard context.memoryBudget.reserve(cost) else {
             state.machine.sinkFailed(.memoryLimit(context.memoryBudget.limit))
             dropKeptBody(state)
             return
         }
-        state.memoryHeld += size
+        state.memoryHeld += cost
         state.buffer.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
     }
 

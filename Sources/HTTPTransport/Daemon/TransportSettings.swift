@@ -28,10 +28,13 @@ package struct TransportSettings: Sendable, Equatable {
     package var maxConnectionsPerIP = 0
     /// Most body bytes (declared or received) of all requests in progress together; beyond, 503.
     package var maxInflightBytes = 1 << 30
-    /// Most body bytes held in memory (whole bodies, multipart parts kept in memory) of all requests
-    /// in progress together, counted as they arrive; beyond, 503. Never below `maxMemoryPartBytes`,
-    /// so one body of the largest accepted size always fits.
+    /// Most memory held by bodies kept in memory (whole bodies, multipart parts kept in memory) of
+    /// all requests in progress together, each byte counted `memoryCostPerBodyByte` times as it
+    /// arrives; beyond, 503. Never below what one body of the largest accepted size costs.
     package var maxMemoryBodyBytes = 64 << 20
+    /// What a byte of a body kept in memory costs the memory budget: the byte itself and the parsed
+    /// form it becomes before the request is answered (a JSON publish of 16 MiB peaks at 32 MiB).
+    package static let memoryCostPerBodyByte = 2
     /// Whether a `304` states the representation's length (RFC 9110 §8.6) or `Content-Length: 0`.
     /// 0: OkHttp, Android's `HttpURLConnection` and wrk read a `304`'s length as body bytes to wait
     /// for, caches ignore it (RFC 9111 §3.2), and libmicrohttpd 0.9.75 always sends one (no flag of
@@ -43,6 +46,10 @@ package struct TransportSettings: Sendable, Equatable {
     /// The defaults.
     package init() {}
 
-    /// The memory budget in force: `maxMemoryBodyBytes`, raised to `maxMemoryPartBytes` when lower.
-    package var effectiveMemoryBodyBytes: Int { max(maxMemoryBodyBytes, maxMemoryPartBytes) }
+    /// The memory budget in force: `maxMemoryBodyBytes`, raised when lower to what one body of
+    /// `maxMemoryPartBytes` costs.
+    package var effectiveMemoryBodyBytes: Int {
+        let (largestBody, overflow) = maxMemoryPartBytes.multipliedReportingOverflow(by: Self.memoryCostPerBodyByte)
+        return overflow ? .max : max(maxMemoryBodyBytes, largestBody)
+    }
 }
