@@ -662,7 +662,7 @@ def cache():
 def bigjson():
     """Four concurrent 16 MiB + 64 KiB JSON publishes: refused under the default 16 MiB
     --max-payload-bytes, accepted under 32 MiB as far as the 64 MiB --max-memory-body-bytes holds
-    them (each byte counts twice, bytes and parsed form: one; the others get 503). A fresh server
+    them (each byte counts three times, bytes, parsed form and feed written: one; the others get 503). A fresh server
     for each, so VmHWM is its own."""
     bodies = [sized_payload(16 * MIB + 64 * 1024, f"big {i}") for i in range(4)]
     variants = [("default limit", (), [413] * 4), ("--max-payload-bytes 32 MiB", ("--max-payload-bytes", str(32 * MIB)), [201, 503, 503, 503])]
@@ -931,7 +931,7 @@ def members():
         print(f"| 4 × {len(body) / MIB:.1f} MiB objects | {statuses} | {max(r[1] for r in results):.2f} s | idle {idle:.1f} MiB | VmHWM {hwm:.1f} MiB |")
         summary("members", "4 concurrent 16 MiB many-member objects: statuses, slowest",
                 f"{statuses}, {max(r[1] for r in results):.2f} s", "",
-                "each 201 or 503 (two fit the memory budget)", 201 in statuses and set(statuses) <= {201, 503})
+                "each 201 or 503 (the budget, 3 × 32 MiB, holds two)", 201 in statuses and set(statuses) <= {201, 503})
         summary("members", "4 concurrent 16 MiB many-member objects: VmHWM", f"{hwm:.1f} MiB", f"{idle:.1f} MiB",
                 f"≤ {RSS_TARGET_MIB} MiB", hwm <= RSS_TARGET_MIB)
 

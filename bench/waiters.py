@@ -1,35 +1,60 @@
 #!/usr/bin/env python3
 """1,000 concurrent long-poll waiters: server RSS while they are parked, and the time from a
-publish to each waiter's response (p50, p99). Prints Markdown.
-Usage: waiters.py FEED_SERVER_BINARY [WAITERS]"""
-import http.client, json, os, re, selectors, socket, statistics, subprocess, sys, tempfile, time
+publish to each waiter's response (p50, p99), for feed-server and for the libmicrohttpd floor
+(bench/waiters-floor.c: parks and wakes the same requests with no disk and no parsing), in one run.
+Prints Markdown.
+Usage: waiters.py FEED_SERVER_BINARY FLOOR_BINARY [WAITERS] [ROUNDS]"""
+import http.client, os, re, selectors, socket, statistics, subprocess, sys, tempfile, time
 
-binary = sys.argv[1]
-count = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
-root = tempfile.mkdtemp(prefix="waiters-bench-")
-server = subprocess.Popen([binary, "--port", "0", "--root", root, "--access-log", "off", "--max-connections", str(count + 100)],
-                          stderr=subprocess.PIPE, text=True)
-port = int(re.search(r":(\d+) ", server.stderr.readline()).group(1))
+binary, floor_binary = sys.argv[1], sys.argv[2]
+count = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+
 
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as status:
         return int(next(line for line in status if line.startswith("VmRSS")).split()[1])
 
+
 def threads(pid):
     return len(os.listdir(f"/proc/{pid}/task"))
 
-def request(method, path, body=None, headers=None):
+
+def request(port, method, path, body=None, headers=None):
     connection = http.client.HTTPConnection("127.0.0.1", port)
     connection.request(method, path, body=body, headers=headers or {})
     response = connection.getresponse()
     data = response.read()
     return response, data
 
-try:
-    response, _ = request("PUT", "/feeds/bench", b'{"v":1}', {"Content-Type": "application/json"})
-    etag = response.getheader("ETag")
-    idle_rss, idle_threads = rss_kib(server.pid), threads(server.pid)
 
+def start_ours():
+    root = tempfile.mkdtemp(prefix="waiters-bench-")
+    server = subprocess.Popen([binary, "--port", "0", "--root", root, "--access-log", "off",
+                               "--max-connections", str(count + 100), "--max-waiters", str(count + 10)],
+                              stderr=subprocess.PIPE, text=True)
+    return server, int(re.search(r":(\d+) ", server.stderr.readline()).group(1))
+
+
+def start_floor():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([floor_binary, str(port), str(os.cpu_count()), str(count + 100)])
+    for _ in range(100):
+        try:
+            request(port, "GET", "/metrics")
+            break
+        except OSError:
+            time.sleep(0.05)
+    return server, port
+
+
+def measure(server, port):
+    """(statuses, idle RSS KiB, parked RSS KiB, idle threads, parked threads, latencies in s)."""
+    response, _ = request(port, "PUT", "/feeds/bench", b'{"v":1}', {"Content-Type": "application/json"})
+    etag = request(port, "GET", "/feeds/bench")[0].getheader("ETag")
+    idle_rss, idle_threads = rss_kib(server.pid), threads(server.pid)
     selector = selectors.DefaultSelector()
     sockets = []
     for _ in range(count):
@@ -40,14 +65,13 @@ try:
         sockets.append(s)
     deadline = time.time() + 30
     while time.time() < deadline:
-        _, metrics = request("GET", "/metrics")
+        _, metrics = request(port, "GET", "/metrics")
         if f"feedserver_open_waiters {count}" in metrics.decode():
             break
         time.sleep(0.05)
     parked_rss, parked_threads = rss_kib(server.pid), threads(server.pid)
-
     published = time.perf_counter()
-    request("PUT", "/feeds/bench", b'{"v":2}', {"Content-Type": "application/json"})
+    request(port, "PUT", "/feeds/bench", b'{"v":2}', {"Content-Type": "application/json"})
     latencies, statuses, buffers = [], {}, {}
     while len(latencies) < count and time.perf_counter() - published < 30:
         for key, _ in selector.select(timeout=1):
@@ -60,12 +84,28 @@ try:
                 selector.unregister(key.fileobj)
     for s in sockets:
         s.close()
-finally:
-    server.terminate()
-    server.wait()
+    return statuses, idle_rss, parked_rss, idle_threads, parked_threads, latencies
 
-ordered = sorted(latencies)
-pct = lambda p: ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] * 1000
-print("| waiters | answered | statuses | server RSS idle → parked | threads idle → parked | publish → response p50 | p99 | max |")
-print("|---|---|---|---|---|---|---|---|")
-print(f"| {count} | {len(latencies)} | {statuses} | {idle_rss/1024:.1f} → {parked_rss/1024:.1f} MiB | {idle_threads} → {parked_threads} | {pct(50):.1f} ms | {pct(99):.1f} ms | {ordered[-1]*1000:.1f} ms |")
+
+def pct(ordered, p):
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] * 1000
+
+
+print("| round | server | waiters | answered | statuses | server RSS idle → parked | threads idle → parked | publish → response p50 | p99 | max |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+p99s = {"feed-server": [], "floor": []}
+for round_number in range(1, rounds + 1):
+    for name, start in (("feed-server", start_ours), ("floor", start_floor)):
+        server, port = start()
+        try:
+            statuses, idle_rss, parked_rss, idle_threads, parked_threads, latencies = measure(server, port)
+        finally:
+            server.terminate()
+            server.wait()
+        ordered = sorted(latencies) or [float("nan")]
+        p99s[name].append(pct(ordered, 99))
+        print(f"| {round_number} | {name} | {count} | {len(latencies)} | {statuses} | {idle_rss/1024:.1f} → {parked_rss/1024:.1f} MiB "
+              f"| {idle_threads} → {parked_threads} | {pct(ordered, 50):.1f} ms | {pct(ordered, 99):.1f} ms | {ordered[-1]*1000:.1f} ms |")
+ours, floor = statistics.median(p99s["feed-server"]), statistics.median(p99s["floor"])
+print()
+print(f"p99 median of {rounds} rounds: feed-server {ours:.1f} ms, floor {floor:.1f} ms, ratio {ours / floor:.2f}×")

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# 1,000 concurrent long-poll waiters against a release build (bench/waiters.py).
+# 1,000 concurrent long-poll waiters against a release build and the libmicrohttpd floor
+# (bench/waiters.py, bench/waiters-floor.c).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 swift build -c release --product feed-server >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cc -O2 -o "$work/waiters-floor" bench/waiters-floor.c -lmicrohttpd -lpthread
 ulimit -n 8192
-python3 bench/waiters.py .build/release/feed-server "${WAITERS:-1000}"
+python3 bench/waiters.py .build/release/feed-server "$work/waiters-floor" "${WAITERS:-1000}" "${ROUNDS:-3}"
 echo
 echo "$(nproc) cores; $(date -u +%Y-%m-%d)."

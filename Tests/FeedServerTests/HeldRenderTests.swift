@@ -1,5 +1,6 @@
 import FeedStore
 import Foundation
+import HTTPTransport
 import Testing
 
 @testable import FeedServerKit
@@ -66,7 +67,7 @@ import Testing
         }
         #expect(cache.groupReads.load(ordering: .relaxed) == reads)
         guard case .feed = cache.lookup(.init(group: "small", schemaVersion: nil)) else {
-            Issue.record("a render a socket's buffers take whole is always admitted")
+            Issue.record("a small render is admitted past the limit, within the reserve")
             return
         }
         guard case .feed = cache.lookup(.init(group: "a", schemaVersion: nil)) else {
@@ -123,11 +124,28 @@ import Testing
         var held = [try #require(cache.countedBody([UInt8](repeating: 1, count: 100_000)))]
         held.append(try #require(cache.countedBody([UInt8](repeating: 2, count: 100_000))))
         #expect(cache.countedBody([UInt8](repeating: 3, count: 100_000)) == nil, "past the limit")
-        #expect(cache.countedBody([UInt8](repeating: 4, count: 1_000)) != nil, "a small one is always taken")
+        #expect(cache.countedBody([UInt8](repeating: 4, count: 1_000)) != nil, "a small one goes past the limit")
         #expect(cache.ledger.liveBytes == 200_000)
         held.removeAll()
         #expect(cache.ledger.liveBytes == 0, "given back once sent")
         #expect(cache.countedBody([UInt8](repeating: 3, count: 100_000)) != nil)
+    }
+
+    /// Small answers go past the outside limit only within the reserve: stalled readers of many
+    /// distinct small feeds are bounded too.
+    @Test func smallAnswersPastTheLimitAreBoundedByTheReserve() throws {
+        let cache = FeedResponseCache(
+            store: FeedStore(root: ScratchDirectory().path), budgetBytes: 0, outsideLimitBytes: 1)
+        let small = FeedResponseCache.smallRenderBytes
+        let fit = FeedResponseCache.smallRenderReserveBytes / small
+        var held: [SharedBody] = []
+        for index in 0..<fit {
+            held.append(try #require(cache.countedBody([UInt8](repeating: 1, count: small)), "small answer \(index)"))
+        }
+        #expect(cache.countedBody([UInt8](repeating: 1, count: small)) == nil, "the reserve is full")
+        held.removeLast()
+        #expect(cache.countedBody([UInt8](repeating: 1, count: small)) != nil, "room again once one is sent")
+        withExtendedLifetime(held) {}
     }
 
     @Test func oneRenderIsAlwaysAllowedHoweverLarge() throws {

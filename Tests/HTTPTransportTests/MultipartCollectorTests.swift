@@ -35,16 +35,18 @@ import Testing
         #expect(throws: TransportRefusal.tooManyParts(2)) { try collector.finish() }
     }
 
-    /// Each byte kept in memory costs twice: the byte and the parsed form it becomes.
+    /// Each byte kept in memory costs three times: the byte, its parsed form, the feed written.
     @Test func partsInMemoryCountAgainstTheSharedBudgetAsTheyArrive() {
-        let budget = InflightBudget(limit: 16)
+        let cost = TransportSettings.memoryCostPerBodyByte
+        #expect(cost == 3)
+        let budget = InflightBudget(limit: 8 * cost)
         do {
             let collector = MultipartCollector(forTestingWithMaxParts: 10, memoryBudget: budget)
             feed(collector, "payload", nil, "12345", offset: 0)
-            #expect(budget.inUse == 10)
+            #expect(budget.inUse == 5 * cost)
             feed(collector, "payload", nil, "67890", offset: 5)
-            #expect(budget.inUse == 10, "the piece that did not fit is not counted")
-            #expect(throws: TransportRefusal.memoryLimit(16)) { try collector.finish() }
+            #expect(budget.inUse == 5 * cost, "the piece that did not fit is not counted")
+            #expect(throws: TransportRefusal.memoryLimit(8 * cost)) { try collector.finish() }
         }
         #expect(budget.inUse == 0, "a collector gives back what it still holds when it goes")
     }
@@ -57,8 +59,8 @@ import Testing
             feed(collector, "payload", nil, "hello", offset: 0)
             taken = collector.takeMemoryReservation()
         }
-        #expect(taken == 10)
-        #expect(budget.inUse == 10, "held until the taker gives it back")
+        #expect(taken == 5 * TransportSettings.memoryCostPerBodyByte)
+        #expect(budget.inUse == taken, "held until the taker gives it back")
         budget.release(taken)
         #expect(budget.inUse == 0)
     }

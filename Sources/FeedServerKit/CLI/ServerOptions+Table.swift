@@ -90,8 +90,8 @@ extension ServerOptions {
             flag: "--max-memory-body-bytes", environment: "FEED_SERVER_MAX_MEMORY_BODY_BYTES", placeholder: "N",
             help:
                 "most memory held by request bodies kept in memory (JSON bodies, payload parts) of all requests "
-                + "together, each byte counted twice (the byte and its parsed form) as it arrives; more get 503 with "
-                + "Retry-After; never below twice --max-payload-bytes "
+                + "together, each byte counted three times (the byte, its parsed form, the feed written) as it arrives; "
+                + "more get 503 with Retry-After; never below three times --max-payload-bytes "
                 + "(default \(transportDefaults.maxMemoryBodyBytes))"
         ) { $0.transport.maxMemoryBodyBytes = try integer($1, "--max-memory-body-bytes", 1...(1 << 42)) },
         Option(

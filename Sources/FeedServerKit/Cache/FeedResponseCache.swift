@@ -69,9 +69,12 @@ final class FeedResponseCache: Sendable {
     let ledger = RenderLedger()
     /// Keys refused as busy, so they are not read again while nothing changed.
     private let refusals: RefusalMemo
-    /// A render this small is always admitted: a socket's buffers take it whole, so a stalled
-    /// reader cannot hold it for long.
-    static let alwaysAdmittedBytes = 64 << 10
+    /// A render this small is admitted past the outside limit, within `smallRenderReserveBytes`:
+    /// one stalled reader of a large feed must not refuse every small feed's first read.
+    static let smallRenderBytes = 64 << 10
+    /// How far past the outside limit small renders may go together (stalled readers of many
+    /// distinct small feeds are bounded too).
+    static let smallRenderReserveBytes = 8 << 20
     private let capacity: Int
     /// The `Cache-Control` of every answer (`ReadCaching`).
     private let cacheControl: String
@@ -314,10 +317,13 @@ final class FeedResponseCache: Sendable {
     }
 
     /// Whether a new render of about `estimate` bytes fits beside the bodies outside the cache
-    /// (one alone is always allowed, however large, and a small one always).
+    /// (one alone is always allowed, however large; a small one within the reserve past the limit).
     private func admits(_ estimate: Int, _ state: State) -> Bool {
         let outside = ledger.liveBytes - state.bodyBytes
-        return outside <= 0 || estimate <= Self.alwaysAdmittedBytes || outside + estimate <= outsideLimitBytes
+        guard outside > 0 else { return true }
+        let limit =
+            estimate <= Self.smallRenderBytes ? outsideLimitBytes + Self.smallRenderReserveBytes : outsideLimitBytes
+        return outside + estimate <= limit
     }
 
     /// A new render of `generation`, its bytes reserved first; nil when renders outside the cache

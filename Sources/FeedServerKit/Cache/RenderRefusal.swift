@@ -35,7 +35,7 @@ extension FeedResponseCache {
 extension FeedResponseCache {
     /// `bytes` (an answer built per request, such as a timeline) as a body counted with the
     /// renders until the last answer holding it is sent; nil when bodies outside the cache hold
-    /// the outside limit (a small one is always taken, and one alone).
+    /// the outside limit (one alone is always taken; a small one within the reserve past it).
     func countedBody(_ bytes: [UInt8]) -> SharedBody? {
         let count = bytes.count
         guard admit(count) else { return nil }

@@ -110,8 +110,9 @@ extension Problem {
     /// 503 while other requests' bodies hold the memory budget.
     static func memoryLimit(_ limit: Int) -> Problem {
         busy(
-            "Other requests in progress hold the server's limit of \(limit) body bytes in memory "
-                + "(--max-memory-body-bytes); try again in a moment.", retryAfterSeconds: 2)
+            "Other requests in progress hold the server's limit of \(limit) bytes of memory for request bodies "
+                + "(--max-memory-body-bytes; each body byte counts \(TransportSettings.memoryCostPerBodyByte) times: the "
+                + "byte, its parsed form and the feed written from it); try again in a moment.", retryAfterSeconds: 2)
     }
 
     /// 503 while answers still being sent to slow clients hold the bytes of rendered feeds
