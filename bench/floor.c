@@ -13,6 +13,7 @@
 //
 // Build: cc -O2 -o floor bench/floor.c -lmicrohttpd
 // Run:   floor PORT THREADS FILE ETAG GENERATION [ASSET ASSET_ETAG]
+#include "floor-daemon.h"
 #include <microhttpd.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -89,27 +90,8 @@ int main(int argc, char **argv) {
         MHD_add_response_header(asset, "X-Content-Type-Options", "nosniff");
     }
 
-    struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_USE_TURBO
-            | MHD_ALLOW_SUSPEND_RESUME,
-        (uint16_t)atoi(argv[1]), NULL, NULL, handle, NULL,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)atoi(argv[2]),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1024,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 << 10),
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
-        MHD_OPTION_END);
-    if (daemon == NULL) {
-        fprintf(stderr, "cannot listen on port %s\n", argv[1]);
-        return 1;
-    }
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigprocmask(SIG_BLOCK, &signals, NULL);
-    int received;
-    sigwait(&signals, &received);
+    struct MHD_Daemon *daemon = start_floor_daemon(argv[1], argv[2], 30, 1024, handle);
+    wait_for_termination();
     MHD_stop_daemon(daemon);
     MHD_destroy_response(ok);
     MHD_destroy_response(not_modified);

@@ -6,11 +6,11 @@
 // prepared response. No disk, no parsing, no deadlines. `GET /metrics` says how many are parked,
 // in feed-server's words, so the same client drives both.
 //
-// Same daemon flags as feed-server's HTTPDaemon (internal polling thread pool, epoll, turbo,
-// suspend/resume allowed, 16 KiB connection memory).
+// Same daemon flags and limits as feed-server's HTTPDaemon (bench/floor-daemon.h).
 //
 // Build: cc -O2 -o waiters-floor bench/waiters-floor.c -lmicrohttpd -lpthread
 // Run:   waiters-floor PORT THREADS MAX_CONNECTIONS
+#include "floor-daemon.h"
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -103,28 +103,10 @@ int main(int argc, char **argv) {
     }
     capacity = (size_t)atoi(argv[3]);
     parked = calloc(capacity, sizeof *parked);
+    if (parked == NULL) return 1;
     current = prepare(version);
-    struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_USE_TURBO
-            | MHD_ALLOW_SUSPEND_RESUME,
-        (uint16_t)atoi(argv[1]), NULL, NULL, handle, NULL,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)atoi(argv[2]),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)capacity,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 << 10),
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
-        MHD_OPTION_END);
-    if (daemon == NULL || parked == NULL) {
-        fprintf(stderr, "cannot listen on port %s\n", argv[1]);
-        return 1;
-    }
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigprocmask(SIG_BLOCK, &signals, NULL);
-    int received;
-    sigwait(&signals, &received);
+    struct MHD_Daemon *daemon = start_floor_daemon(argv[1], argv[2], 120, (unsigned int)capacity, handle);
+    wait_for_termination();
     // Parked connections must be resumed before the daemon stops (libmicrohttpd aborts otherwise).
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < parked_count; i++) MHD_resume_connection(parked[i]);
