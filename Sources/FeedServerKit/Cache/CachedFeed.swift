@@ -135,6 +135,10 @@ extension FeedResponseCache {
         /// The prepared `MHD_Response`s of `ok` and `notModified`.
         let okPrepared: PreparedResponse
         let notModifiedPrepared: PreparedResponse
+        /// `ok` and `notModified` as a long-poll's answers (`no-store`), each one prepared response
+        /// shared by every waiter a publish wakes.
+        let okAfterWait: HTTPResponse
+        let notModifiedAfterWait: HTTPResponse
         /// When it was last used, for eviction (the cache's clock, not wall time).
         let lastUse = Atomic<UInt64>(0)
 
@@ -168,6 +172,19 @@ extension FeedResponseCache {
             notModified.prepared = notModifiedPrepared
             notModified.served = served
             self.notModified = notModified
+            okAfterWait = Self.unstored(ok, served)
+            notModifiedAfterWait = Self.unstored(notModified, served)
+        }
+
+        /// `answer` with `Cache-Control: no-store` and a prepared response of its own: it tells one
+        /// client how its wait ended, and a cache that kept it would give the next client that
+        /// outcome instead of a wait (an instant answer it would poll again at once).
+        static func unstored(_ answer: HTTPResponse, _ served: ServedVersion?) -> HTTPResponse {
+            var answer = answer
+            answer.headers.removeAll { $0.0 == "Cache-Control" }
+            answer.headers.append(("Cache-Control", "no-store"))
+            answer.prepared = PreparedResponse(served: served)
+            return answer
         }
 
         /// The shared body.

@@ -70,8 +70,8 @@ struct FeedRoutes: Sendable {
                 return .suspend(suspension)
             }
             count(entry, notModified: notModified)
-            let answer = notModified ? entry.notModified : entry.ok
-            return wait == nil ? answer : Self.unstored(answer)
+            if wait == nil { return notModified ? entry.notModified : entry.ok }
+            return notModified ? entry.notModifiedAfterWait : entry.okAfterWait
         case .noFeed(let read):
             cache.reads.countNotFound(group: group)
             throw Problem.noFeed(group: group, schemaVersion: schemaVersion, read: read)
@@ -86,7 +86,10 @@ struct FeedRoutes: Sendable {
                 }
                 return .suspend(suspension)
             }
-            return wait == nil ? refused.notModified : Self.unstored(refused.notModified)
+            if wait == nil { return refused.notModified }
+            var answer = FeedResponseCache.Entry.unstored(refused.notModified, nil)
+            answer.prepared = nil  // built per request: a refusal is not kept
+            return answer
         }
     }
 
@@ -99,17 +102,6 @@ struct FeedRoutes: Sendable {
             return Conditional.ifNoneMatch(in: request.headers, matches: entityTag)
         }
         return Conditional.ifNoneMatch(ReadParameters.entityTag(known), matches: entityTag)
-    }
-
-    /// A long-poll's answer, `no-store`: it tells one client how its wait ended, and a cache that
-    /// kept it would give the next client that outcome instead of a wait (an instant answer it
-    /// would poll again at once). Built per request, so the shared prepared answer stays as it is.
-    private static func unstored(_ answer: HTTPResponse) -> HTTPResponse {
-        var answer = answer
-        answer.prepared = nil
-        answer.headers.removeAll { $0.0 == "Cache-Control" }
-        answer.headers.append(("Cache-Control", "no-store"))
-        return answer
     }
 
     /// Whether a read is answered without the disk: its entry (or its remembered absence) is
