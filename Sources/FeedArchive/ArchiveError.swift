@@ -38,6 +38,8 @@ package enum ArchiveError: Error, Equatable, Sendable {
     case expandsTooMuch(String, bytes: Int, bodyBytes: Int)
     /// `payload.json` declared larger than `ArchiveLimits.maxPayloadBytes`.
     case payloadTooLarge(bytes: Int, limit: Int)
+    /// `payload.json` of `bytes` was not admitted to memory now (others hold the memory budget).
+    case payloadNotAdmitted(bytes: Int)
     /// `meta.json` declared larger than `SeedMeta.maxBytes`.
     case metaTooLarge(bytes: Int, limit: Int)
     /// `meta.json` is not a `SeedMeta` (why, as `SeedMeta` says).

@@ -47,9 +47,10 @@ package enum ArchiveUnpacker {
     /// more data than the archive's own size, judged from each header before its data is read
     /// (and again as it is read). The last bound is what keeps the bytes written to what the body
     /// brought: the body and in-flight limits count only bytes on the wire. Assets go to files
-    /// of `spool`.
+    /// of `spool`. `admitPayload` is asked, with its size, before `payload.json` is read into memory.
     package static func unpack(
-        _ reader: TarReader, limits: ArchiveLimits, assets spool: any AssetSpool
+        _ reader: TarReader, limits: ArchiveLimits, assets spool: any AssetSpool,
+        admitPayload: (Int) -> Bool = { _ in true }
     )
         throws(ArchiveError) -> UnpackedArchive
     {
@@ -98,6 +99,7 @@ package enum ArchiveUnpacker {
                 guard entry.size <= limits.maxPayloadBytes else {
                     throw .payloadTooLarge(bytes: entry.size, limit: limits.maxPayloadBytes)
                 }
+                guard admitPayload(entry.size) else { throw .payloadNotAdmitted(bytes: entry.size) }
                 payload = try readAll(reader, entry: key, bounds)
             case .meta:
                 guard entry.size <= SeedMeta.maxBytes else {

@@ -1,3 +1,4 @@
+import FeedStore
 import Foundation
 import HTTPTransport
 import Testing
@@ -72,7 +73,10 @@ import Glibc
                 try connection.sendRaw(Self.jsonHead("t\(index)", length: 150_000) + Array("[".utf8))
             }
             usleep(200_000)
-            let published = try Self.publish(client, bytes: 100_000)
+            // Text, whose parse costs no more than its bytes counted on arrival (300 KB).
+            let text = Array(("[\"" + String(repeating: "x", count: 100_000) + "\"]").utf8)
+            let published = try client.request(
+                "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: text)
             #expect(published.status == 201, "\(published.text)")
             withExtendedLifetime(tricklers) {}
         }
@@ -114,5 +118,64 @@ import Glibc
         #expect(settings.effectiveMemoryBodyBytes == 500_000)
         settings.maxMemoryPartBytes = .max
         #expect(settings.effectiveMemoryBodyBytes == .max, "no overflow")
+    }
+
+    /// The transport counts a body kept in memory at the estimate's rate per byte as it arrives,
+    /// so a publish adds only what its values cost.
+    @Test func theTransportCountsBytesAtTheEstimatesRate() {
+        #expect(JSONMemoryEstimate.bytesPerByte == TransportSettings.memoryCostPerBodyByte)
+    }
+
+    /// `[[0],[0],…]` of about `bytes` bytes: JSON whose values, not its bytes, make its parse.
+    private static func dense(bytes count: Int) -> [UInt8] {
+        Array(("[" + String(repeating: "[0],", count: max(0, count / 4 - 1)) + "[0]]").utf8)
+    }
+
+    /// A publish of value-dense JSON counts what its parse holds beyond its bytes: refused while
+    /// another body holds most of the budget, published alone however much it needs.
+    @Test func valueDenseJSONCountsItsParseAndGoesAheadAlone() throws {
+        try withTestServer(configure: Self.configure) { server, client in
+            let dense = Self.dense(bytes: 140_000)
+            #expect(JSONMemoryEstimate.peakBytes(of: dense) > 450_000, "more than the whole budget")
+            let alone = try client.request(
+                "PUT", "/feeds/alone", headers: [("Content-Type", "application/json")], body: dense)
+            #expect(alone.status == 201, "\(alone.text)")
+            // A holder of 60 KB (180 KB counted): the dense body's 420 KB fit on arrival, its parse does not.
+            let holder = try HTTPTestConnection(port: server.port)
+            try holder.sendRaw(
+                Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 60_000))
+            usleep(300_000)
+            let refused = try client.request(
+                "PUT", "/feeds/crowded", headers: [("Content-Type", "application/json")],
+                body: Self.dense(bytes: 80_000))
+            #expect(refused.status == 503, "\(refused.text)")
+            #expect(try client.get("/feeds/crowded").status == 404, "nothing published")
+            withExtendedLifetime(holder) {}
+        }
+    }
+
+    /// An archive's payload is read from the spooled tar, not kept as a body, and is counted
+    /// before it is parsed: eight restores at once cannot each hold a parse outside the budget.
+    @Test func anArchiveRestoreCountsItsPayloadsParse() throws {
+        try withTestServer(configure: Self.configure) { server, client in
+            #expect(
+                try client.put("/feeds/source", json: String(decoding: Self.array(bytes: 100_000), as: UTF8.self))
+                    .status == 201)
+            let tar = try client.get("/feeds/source/archive").body
+            var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
+            try holder?.sendRaw(
+                Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
+            usleep(300_000)
+            let restore = { () throws -> WireResponse in
+                try client.request(
+                    "PUT", "/feeds/copy/archive", headers: [("Content-Type", "application/x-tar")], body: tar)
+            }
+            let refused = try restore()
+            #expect(refused.status == 503, "\(refused.text)")
+            #expect(refused.text.contains("--max-memory-body-bytes"), "\(refused.text)")
+            #expect(try client.get("/feeds/copy").status == 404, "nothing published")
+            holder = nil
+            try waitUntil { try restore().status == 201 }
+        }
     }
 }

@@ -106,6 +106,9 @@ final class Server: Sendable {
             store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
             maxBodyBytes: transport.maxBodyBytes, lint: lint)
         feeds.lab = faultLab
+        // One budget for bodies kept in memory and for what publishes parse, the transport's.
+        let memoryBudget = InflightBudget(limit: transport.effectiveMemoryBodyBytes)
+        feeds.memory = memoryBudget
         // --seed: every group published before the first request; --watch follows edits.
         var watcher: SeedWatcher?
         if let seed = options.seed {
@@ -157,7 +160,9 @@ final class Server: Sendable {
             router: router, authorization: authorization, cors: cors, caching: caching, metrics: metrics, pool: pool,
             diagnosticsPool: diagnostics, journal: journal, recent: recent)
         do {
-            daemon = try HTTPDaemon(settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline)
+            daemon = try HTTPDaemon(
+                settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline,
+                memoryBudget: memoryBudget)
         } catch {
             throw StartError(description: "\(error)")
         }

@@ -61,6 +61,11 @@ extension Problem {
                     + "\(ArchiveUnpacker.minimumCompressedAllowance) bytes): send it uncompressed.")
         case .payloadTooLarge(let bytes, let limit):
             self = .payloadTooLarge("payload.json has \(bytes) bytes; the limit is \(limit) (--max-payload-bytes).")
+        case .payloadNotAdmitted(let bytes):
+            self = .busy(
+                "Other requests in progress hold the server's memory for request bodies (--max-memory-body-bytes): "
+                    + "this archive's payload.json of \(bytes) bytes does not fit beside them; try again in a moment.",
+                retryAfterSeconds: 2)
         case .metaTooLarge(let bytes, let limit):
             self = .invalidArchive("meta.json has \(bytes) bytes; the limit is \(limit).")
         case .invalidMeta(let reason):

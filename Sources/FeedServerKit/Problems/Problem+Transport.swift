@@ -1,4 +1,5 @@
 import ConcurrencyPrimitives
+import FeedStore
 import HTTPTransport
 
 /// The transport's own refusals, and the pipeline's, as problems.
@@ -112,7 +113,8 @@ extension Problem {
         busy(
             "Other requests in progress hold the server's limit of \(limit) bytes of memory for request bodies "
                 + "(--max-memory-body-bytes; each body byte counts \(TransportSettings.memoryCostPerBodyByte) times: the "
-                + "byte, its parsed form and the feed written from it); try again in a moment.", retryAfterSeconds: 2)
+                + "byte, its parsed form and the feed written from it, and each JSON value \(JSONMemoryEstimate.bytesPerValue) "
+                + "bytes more); try again in a moment.", retryAfterSeconds: 2)
     }
 
     /// 503 while answers still being sent to slow clients hold the bytes of rendered feeds

@@ -146,11 +146,24 @@ struct ArchiveRoutes: Sendable {
         // Streamed to the request's folder, so they go with it; in memory without one.
         let spool: any AssetSpool = request.uploads.map { UploadFolderSpool(folder: $0) } ?? MemoryAssetSpool()
         let repack = request.query["images"] == "pack" || request.query["images"] == "encode"
+        // payload.json is read from the spooled tar into memory: counted as a body kept in memory
+        // is, before it is read, and until the publish is answered.
+        var counted = 0
+        defer { feeds.memory?.release(counted) }
         let (upload, unpackedVersion) = try AssetUpload.unpacking(
             path: request.bodyFile?.path, bytes: request.body, limits: limits, spool: spool,
-            options: parameters.uploadOptions, repack: repack, encoder: feeds.encoder, threads: feeds.imagingThreads)
+            options: parameters.uploadOptions, repack: repack, encoder: feeds.encoder, threads: feeds.imagingThreads,
+            admitPayload: { size in
+                guard let memory = feeds.memory else { return true }
+                // At most --max-payload-bytes (checked first), so the product cannot overflow.
+                let cost = size * TransportSettings.memoryCostPerBodyByte
+                guard memory.reserve(cost, orAloneHolding: 0) else { return false }
+                counted = cost
+                return true
+            })
         let schemaVersion = parameters.schemaVersion ?? unpackedVersion
-        return try feeds.commit(group: group, upload: upload, schemaVersion: schemaVersion, parameters: parameters)
+        return try feeds.commit(
+            group: group, upload: upload, schemaVersion: schemaVersion, parameters: parameters, counted: counted)
     }
 }
 
@@ -162,12 +175,12 @@ extension AssetUpload {
     /// `feed-server publish` of a tar both come through here.
     static func unpacking(
         path: String?, bytes: [UInt8], limits: ArchiveLimits, spool: any AssetSpool, options: Options, repack: Bool,
-        encoder: VipsImageEncoder, threads: Int
+        encoder: VipsImageEncoder, threads: Int, admitPayload: (Int) -> Bool = { _ in true }
     ) throws(Problem) -> (upload: AssetUpload, schemaVersion: Int) {
         let unpacked: UnpackedArchive
         do {
             let reader = try ArchiveUnpacker.reader(path: path, bytes: bytes)
-            unpacked = try ArchiveUnpacker.unpack(reader, limits: limits, assets: spool)
+            unpacked = try ArchiveUnpacker.unpack(reader, limits: limits, assets: spool, admitPayload: admitPayload)
         } catch {
             throw Problem(error)
         }

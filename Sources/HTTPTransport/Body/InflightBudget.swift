@@ -13,12 +13,16 @@ package final class InflightBudget: Sendable {
     /// Counts `bytes` more when they fit; false (nothing counted) when they do not. Never goes
     /// past the limit, even for a moment, and never overflows: the sum is checked before it is
     /// stored.
-    package func reserve(_ bytes: Int) -> Bool {
+    package func reserve(_ bytes: Int) -> Bool { reserve(bytes, orAloneHolding: nil) }
+
+    /// Counts `bytes` more when they fit, or when the only bytes counted now are the caller's
+    /// `own`: one request alone always goes ahead, however much it needs.
+    package func reserve(_ bytes: Int, orAloneHolding own: Int?) -> Bool {
         guard bytes > 0 else { return true }
         var current = used.load(ordering: .relaxed)
         while true {
             let (after, overflow) = current.addingReportingOverflow(bytes)
-            guard !overflow, after <= limit else { return false }
+            guard !overflow, after <= limit || current == own else { return false }
             let (exchanged, found) = used.compareExchange(
                 expected: current, desired: after, ordering: .relaxed)
             if exchanged { return true }

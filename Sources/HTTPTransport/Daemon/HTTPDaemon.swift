@@ -37,8 +37,12 @@ package final class HTTPDaemon: Sendable {
     package let port: UInt16
 
     /// Starts listening; `responder` answers on libmicrohttpd's threads, and bodies that are
-    /// streamed to disk go to `uploads` (nil: kept in memory).
-    package init(settings: TransportSettings, uploads: (any UploadStorage)?, responder: any HTTPResponder) throws {
+    /// streamed to disk go to `uploads` (nil: kept in memory). Bodies kept in memory count against
+    /// `memoryBudget`, shared with the application (nil: one of `effectiveMemoryBodyBytes`).
+    package init(
+        settings: TransportSettings, uploads: (any UploadStorage)?, responder: any HTTPResponder,
+        memoryBudget: InflightBudget? = nil
+    ) throws {
         let threads = settings.threads > 0 ? settings.threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let watchdog =
             settings.headerTimeoutSeconds > 0
@@ -46,7 +50,9 @@ package final class HTTPDaemon: Sendable {
                 headerTimeoutSeconds: settings.headerTimeoutSeconds,
                 minBodyBytesPerSecond: settings.minBodyBytesPerSecond)
             : nil
-        let context = DaemonContext(settings: settings, uploads: uploads, responder: responder, watchdog: watchdog)
+        let context = DaemonContext(
+            settings: settings, uploads: uploads, responder: responder, watchdog: watchdog,
+            memoryBudget: memoryBudget ?? InflightBudget(limit: settings.effectiveMemoryBodyBytes))
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
@@ -165,7 +171,7 @@ final class DaemonContext: Sendable {
 
     init(
         settings: TransportSettings, uploads: (any UploadStorage)?, responder: any HTTPResponder,
-        watchdog: ConnectionWatchdog?
+        watchdog: ConnectionWatchdog?, memoryBudget: InflightBudget
     ) {
         self.settings = settings
         self.uploads = uploads
@@ -173,6 +179,6 @@ final class DaemonContext: Sendable {
         self.watchdog = watchdog
         log = AccessLog(enabled: settings.accessLog)
         budget = InflightBudget(limit: settings.maxInflightBytes)
-        memoryBudget = InflightBudget(limit: settings.effectiveMemoryBodyBytes)
+        self.memoryBudget = memoryBudget
     }
 }

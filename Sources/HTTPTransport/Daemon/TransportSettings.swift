@@ -32,9 +32,10 @@ package struct TransportSettings: Sendable, Equatable {
     /// all requests in progress together, each byte counted `memoryCostPerBodyByte` times as it
     /// arrives; beyond, 503. Never below what one body of the largest accepted size costs.
     package var maxMemoryBodyBytes = 64 << 20
-    /// What a byte of a body kept in memory costs the memory budget: the byte itself, the parsed
-    /// form it becomes and the feed written from it, all alive before the request is answered (a
-    /// JSON publish of 16 MiB peaks at about 48 MiB, bench/attacks.py jsonflood).
+    /// What a byte of a body kept in memory costs the memory budget as it arrives: the byte itself,
+    /// the parsed form it becomes and the feed written from it, all alive before the request is
+    /// answered (a text-heavy JSON publish of 16 MiB peaks at about 48 MiB). The application
+    /// counts what value-dense JSON adds, before parsing it, against the same budget.
     package static let memoryCostPerBodyByte = 3
     /// Whether a `304` states the representation's length (RFC 9110 §8.6) or `Content-Length: 0`.
     /// 0: OkHttp, Android's `HttpURLConnection` and wrk read a `304`'s length as body bytes to wait

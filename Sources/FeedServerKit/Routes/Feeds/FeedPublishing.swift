@@ -62,19 +62,25 @@ extension FeedRoutes {
         guard upload.payload.count <= maxFeedBytes else {
             throw Problem.jsonPayloadTooLarge(bytes: upload.payload.count, limit: maxFeedBytes)
         }
+        // The transport counted the body (or payload part) against the memory budget as it arrived.
         return try commit(
-            group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? 1, parameters: parameters)
+            group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? 1, parameters: parameters,
+            counted: upload.payload.count * TransportSettings.memoryCostPerBodyByte)
     }
 
     /// The lint, write and answer every publish shares, with this server's store and settings.
     var committer: PublishCommit { PublishCommit(store: store, lint: lint) }
 
     /// The end of every HTTP publish: lint (422 under `lint=strict`), write, count, answer.
+    /// `counted`: what the payload already holds of the memory budget (counted by the transport as
+    /// the body arrived, or before an archive's was read).
     func commit(
-        group: String, upload: AssetUpload, schemaVersion: Int, parameters: PublishParameters
+        group: String, upload: AssetUpload, schemaVersion: Int, parameters: PublishParameters, counted: Int
     ) throws(Problem)
         -> HTTPResponse
     {
+        let parsing = try reserveParse(of: upload.payload, counted: counted)
+        defer { memory?.release(parsing) }
         let committed = try committer.commit(
             group: group, upload: upload, schemaVersion: schemaVersion, strict: parameters.lintMode == .strict,
             precondition: parameters.precondition, linted: { metrics.recordWarnings($0) },
@@ -87,5 +93,15 @@ extension FeedRoutes {
             headers: headers)
         answer.annotation = committed.journalFacts(schemaVersion: schemaVersion, payload: upload.payload)
         return answer
+    }
+
+    /// Counts what parsing and publishing `payload` will hold beyond the `counted` bytes it holds
+    /// already; 503 when other requests hold the memory budget. The bytes counted, to give back.
+    private func reserveParse(of payload: [UInt8], counted: Int) throws(Problem) -> Int {
+        guard let memory else { return 0 }
+        let more = max(0, JSONMemoryEstimate.peakBytes(of: payload) - counted)
+        // Alone, a publish goes ahead however dense its JSON: one of the largest accepted size must fit.
+        guard memory.reserve(more, orAloneHolding: counted) else { throw Problem.memoryLimit(memory.limit) }
+        return more
     }
 }

@@ -21,6 +21,9 @@ struct FeedRoutes: Sendable {
     let lint: FeedLint
     /// `--fault-lab`: writes to a group it holds are refused at once (nil: no lab).
     var lab: FaultLab? = nil
+    /// The memory budget bodies kept in memory count against (the transport's), which a publish
+    /// also counts its parse against (nil: not counted).
+    var memory: InflightBudget? = nil
 
     /// Refuses a write to `group` that would wait out a fault-lab hold.
     func refuseIfHeld(_ group: String) throws(Problem) {
