@@ -36,13 +36,24 @@ import Glibc
             "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: array(bytes: bytes))
     }
 
+    /// Waits until `bytes` or more of the budget are counted (a holder's body has arrived), as
+    /// `/metrics` says: under load a sleep is not enough, and a probe publish would compete with it.
+    private static func waitUntilCounted(_ bytes: Int, _ client: HTTPTestClient) throws {
+        try waitUntil {
+            let line = try client.get("/metrics").text.split(separator: "\n").first {
+                $0.hasPrefix("feedserver_memory_budget_bytes ")
+            }
+            return (line?.split(separator: " ").last).flatMap { Int($0) }.map { $0 >= bytes } ?? false
+        }
+    }
+
     @Test func bodiesHeldInMemoryAreBoundedTogetherAndGivenBack() throws {
         try withTestServer(configure: Self.configure) { server, client in
             // One publish holds 420 KB of the 450 KB budget (140 KB sent), its body not yet complete.
             var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
             try holder?.sendRaw(
                 Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
-            usleep(300_000)
+            try Self.waitUntilCounted(420_000, client)
             let refused = try Self.publish(client, bytes: 100_000)
             #expect(refused.status == 503)
             #expect(refused.header("Retry-After") != nil)
@@ -89,7 +100,7 @@ import Glibc
             var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
             try holder?.sendRaw(
                 Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
-            usleep(200_000)
+            try Self.waitUntilCounted(420_000, client)
             // A multipart payload part of 100 KB: 10 KB fit, the rest is refused; the client stays.
             let boundary = "refusedboundary"
             let head =
@@ -98,7 +109,9 @@ import Glibc
                 + "Content-Type: application/json\r\n\r\n"
             let refused = try HTTPTestConnection(port: server.port)
             try refused.sendRaw(Array(head.utf8) + Self.array(bytes: 100_000))
-            usleep(200_000)
+            // Nothing outside tells when the part was refused (its answer waits for the rest of the
+            // body): a second, so that under load it is refused while the holder is still there.
+            sleep(1)
             holder = nil  // gives back its 140 KB
             // 145 KB (435 KB of budget) fits only if what the refused part held went back too.
             try waitUntil {
@@ -140,11 +153,11 @@ import Glibc
             let alone = try client.request(
                 "PUT", "/feeds/alone", headers: [("Content-Type", "application/json")], body: dense)
             #expect(alone.status == 201, "\(alone.text)")
-            // A holder of 60 KB (180 KB counted): the dense body's 420 KB fit on arrival, its parse does not.
+            // A holder of 60 KB (180 KB counted): the dense body's 240 KB fit on arrival, its parse does not.
             let holder = try HTTPTestConnection(port: server.port)
             try holder.sendRaw(
                 Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 60_000))
-            usleep(300_000)
+            try Self.waitUntilCounted(180_000, client)
             let refused = try client.request(
                 "PUT", "/feeds/crowded", headers: [("Content-Type", "application/json")],
                 body: Self.dense(bytes: 80_000))
@@ -165,7 +178,7 @@ import Glibc
             var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
             try holder?.sendRaw(
                 Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
-            usleep(300_000)
+            try Self.waitUntilCounted(420_000, client)
             let restore = { () throws -> WireResponse in
                 try client.request(
                     "PUT", "/feeds/copy/archive", headers: [("Content-Type", "application/x-tar")], body: tar)

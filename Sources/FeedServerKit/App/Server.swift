@@ -61,7 +61,9 @@ final class Server: Sendable {
         var transport = options.transport
         if transport.threads <= 0 { transport.threads = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
         let threads = transport.threads
-        let metrics = Metrics()
+        // One budget for bodies kept in memory and for what publishes parse, the transport's.
+        let memoryBudget = InflightBudget(limit: transport.effectiveMemoryBodyBytes)
+        let metrics = Metrics(memoryBudget: memoryBudget)
         self.metrics = metrics
         // Publishes prepare their images on every core themselves; two workers keep a DELETE or
         // a listing from queueing behind one long photo publish.
@@ -106,8 +108,6 @@ final class Server: Sendable {
             store: store, cache: cache, encoder: encoder, imagingThreads: threads, metrics: metrics, waiters: waiters,
             maxBodyBytes: transport.maxBodyBytes, lint: lint)
         feeds.lab = faultLab
-        // One budget for bodies kept in memory and for what publishes parse, the transport's.
-        let memoryBudget = InflightBudget(limit: transport.effectiveMemoryBodyBytes)
         feeds.memory = memoryBudget
         // --seed: every group published before the first request; --watch follows edits.
         var watcher: SeedWatcher?

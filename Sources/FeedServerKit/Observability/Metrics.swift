@@ -1,5 +1,6 @@
 import ConcurrencyPrimitives
 import FeedStore
+import HTTPTransport
 import Synchronization
 
 #if canImport(Glibc)
@@ -37,6 +38,11 @@ final class Metrics: Sendable {
     let openWaiters = Atomic<Int>(0)
     /// Slow requests being handled on the work pool right now.
     let workInProgress = Atomic<Int>(0)
+    /// The memory budget of bodies and parses (`--max-memory-body-bytes`), shown as a gauge.
+    let memoryBudget: InflightBudget?
+
+    /// Metrics that show `memoryBudget` (nil: no such gauge).
+    init(memoryBudget: InflightBudget? = nil) { self.memoryBudget = memoryBudget }
 
     /// Publish warnings by `LintCode` (index in `allCases`), fault-lab injections by `FaultKind`.
     private let warnings = Lock([Int](repeating: 0, count: LintCode.allCases.count))
@@ -177,6 +183,12 @@ final class Metrics: Sendable {
             "feedserver_work_in_progress", "gauge",
             "Slow requests (publishes, DELETE, listings) running on the work pool.")
         lines.append("feedserver_work_in_progress \(workInProgress.load(ordering: .relaxed))")
+        if let memoryBudget {
+            family(
+                "feedserver_memory_budget_bytes", "gauge",
+                "Bytes of --max-memory-body-bytes counted now: bodies kept in memory and the payloads being parsed.")
+            lines.append("feedserver_memory_budget_bytes \(memoryBudget.inUse)")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }
