@@ -36,24 +36,40 @@ import Glibc
             "PUT", "/feeds/h", headers: [("Content-Type", "application/json")], body: array(bytes: bytes))
     }
 
-    /// Waits until `bytes` or more of the budget are counted (a holder's body has arrived), as
-    /// `/metrics` says: under load a sleep is not enough, and a probe publish would compete with it.
-    private static func waitUntilCounted(_ bytes: Int, _ client: HTTPTestClient) throws {
+    /// Waits until the bytes of the budget counted now (`feedserver_memory_budget_bytes`) satisfy
+    /// `condition`: a holder's body has arrived, or an answered request has given its bytes back
+    /// (that happens after its answer is sent, so the client may be quicker). Under load a sleep
+    /// is not enough, and a probe publish would compete with the holder for the budget.
+    private static func waitUntilCounted(_ client: HTTPTestClient, _ condition: @escaping (Int) -> Bool) throws {
         try waitUntil {
             let line = try client.get("/metrics").text.split(separator: "\n").first {
                 $0.hasPrefix("feedserver_memory_budget_bytes ")
             }
-            return (line?.split(separator: " ").last).flatMap { Int($0) }.map { $0 >= bytes } ?? false
+            return (line?.split(separator: " ").last).flatMap { Int($0) }.map(condition) ?? false
         }
+    }
+
+    /// Waits until `bytes` or more are counted.
+    private static func waitUntilCounted(_ bytes: Int, _ client: HTTPTestClient) throws {
+        try waitUntilCounted(client) { $0 >= bytes }
+    }
+
+    /// A connection whose JSON publish has sent `bytes` of a 150 KB body and stops there, once
+    /// the server counts them (three bytes each, beside what `others` already hold).
+    private static func holder(
+        sending bytes: Int, _ server: Server, _ client: HTTPTestClient, beside others: Int = 0
+    ) throws -> HTTPTestConnection {
+        let connection = try HTTPTestConnection(port: server.port)
+        try connection.sendRaw(
+            jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: bytes))
+        try waitUntilCounted(others + bytes * 3, client)
+        return connection
     }
 
     @Test func bodiesHeldInMemoryAreBoundedTogetherAndGivenBack() throws {
         try withTestServer(configure: Self.configure) { server, client in
             // One publish holds 420 KB of the 450 KB budget (140 KB sent), its body not yet complete.
-            var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
-            try holder?.sendRaw(
-                Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
-            try Self.waitUntilCounted(420_000, client)
+            var holder: HTTPTestConnection? = try Self.holder(sending: 140_000, server, client)
             let refused = try Self.publish(client, bytes: 100_000)
             #expect(refused.status == 503)
             #expect(refused.header("Retry-After") != nil)
@@ -72,6 +88,7 @@ import Glibc
             try waitUntil {
                 try Self.publish(client, bytes: 100_000).status == 201
             }
+            try Self.waitUntilCounted(client) { $0 == 0 }
             #expect(try client.putMultipart("/feeds/m", form).status == 201)
         }
     }
@@ -97,10 +114,7 @@ import Glibc
     /// not when its connection ends: a refused client that stays connected holds nothing.
     @Test func aRefusedMultipartBodyGivesItsMemoryBackAtOnce() throws {
         try withTestServer(configure: Self.configure) { server, client in
-            var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
-            try holder?.sendRaw(
-                Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
-            try Self.waitUntilCounted(420_000, client)
+            var holder: HTTPTestConnection? = try Self.holder(sending: 140_000, server, client)
             // A multipart payload part of 100 KB: 10 KB fit, the rest is refused; the client stays.
             let boundary = "refusedboundary"
             let head =
@@ -145,7 +159,7 @@ import Glibc
     }
 
     /// A publish of value-dense JSON counts what its parse holds beyond its bytes: refused while
-    /// another body holds most of the budget, published alone however much it needs.
+    /// another body holds much of the budget, published (nearly) alone however much it needs.
     @Test func valueDenseJSONCountsItsParseAndGoesAheadAlone() throws {
         try withTestServer(configure: Self.configure) { server, client in
             let dense = Self.dense(bytes: 140_000)
@@ -153,17 +167,21 @@ import Glibc
             let alone = try client.request(
                 "PUT", "/feeds/alone", headers: [("Content-Type", "application/json")], body: dense)
             #expect(alone.status == 201, "\(alone.text)")
+            try Self.waitUntilCounted(client) { $0 == 0 }
+            // Beside a slow client's few bytes (under an eighth of the budget) too.
+            let trickler = try Self.holder(sending: 5_000, server, client)
+            let beside = try client.request(
+                "PUT", "/feeds/beside", headers: [("Content-Type", "application/json")], body: dense)
+            #expect(beside.status == 201, "\(beside.text)")
+            try Self.waitUntilCounted(client) { $0 == 15_000 }
             // A holder of 60 KB (180 KB counted): the dense body's 240 KB fit on arrival, its parse does not.
-            let holder = try HTTPTestConnection(port: server.port)
-            try holder.sendRaw(
-                Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 60_000))
-            try Self.waitUntilCounted(180_000, client)
+            let holder = try Self.holder(sending: 60_000, server, client, beside: 15_000)
             let refused = try client.request(
                 "PUT", "/feeds/crowded", headers: [("Content-Type", "application/json")],
                 body: Self.dense(bytes: 80_000))
             #expect(refused.status == 503, "\(refused.text)")
             #expect(try client.get("/feeds/crowded").status == 404, "nothing published")
-            withExtendedLifetime(holder) {}
+            withExtendedLifetime((holder, trickler)) {}
         }
     }
 
@@ -175,10 +193,7 @@ import Glibc
                 try client.put("/feeds/source", json: String(decoding: Self.array(bytes: 100_000), as: UTF8.self))
                     .status == 201)
             let tar = try client.get("/feeds/source/archive").body
-            var holder: HTTPTestConnection? = try HTTPTestConnection(port: server.port)
-            try holder?.sendRaw(
-                Self.jsonHead("held", length: 150_000) + Array(repeating: UInt8(ascii: " "), count: 140_000))
-            try Self.waitUntilCounted(420_000, client)
+            var holder: HTTPTestConnection? = try Self.holder(sending: 140_000, server, client)
             let restore = { () throws -> WireResponse in
                 try client.request(
                     "PUT", "/feeds/copy/archive", headers: [("Content-Type", "application/x-tar")], body: tar)

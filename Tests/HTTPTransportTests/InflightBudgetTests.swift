@@ -13,14 +13,19 @@ import Testing
         #expect(!budget.reserve(.max), "no overflow")
     }
 
-    @Test func aRequestAloneGoesAheadPastTheLimit() {
-        let budget = InflightBudget(limit: 10)
-        #expect(budget.reserve(4))
-        #expect(budget.reserve(20, orAloneHolding: 4), "the only bytes counted are its own")
-        #expect(budget.inUse == 24)
-        budget.release(24)
-        #expect(budget.reserve(4) && budget.reserve(1))
-        #expect(!budget.reserve(20, orAloneHolding: 4), "another request holds a byte")
-        #expect(budget.inUse == 5)
+    @Test func aRequestNearlyAloneGoesAheadPastTheLimit() {
+        let budget = InflightBudget(limit: 80)
+        #expect(budget.nearlyAlone == 10)
+        #expect(budget.reserve(30))
+        #expect(budget.reserve(200, nearlyAloneHolding: 30), "the only bytes counted are its own")
+        #expect(budget.inUse == 230)
+        #expect(!budget.reserve(100, nearlyAloneHolding: 0), "never two past the limit together")
+        budget.release(230)
+        #expect(budget.reserve(30) && budget.reserve(10))
+        #expect(budget.reserve(200, nearlyAloneHolding: 30), "beside an eighth of the limit")
+        budget.release(200)
+        #expect(budget.reserve(1))
+        #expect(!budget.reserve(200, nearlyAloneHolding: 30), "beside more than an eighth")
+        #expect(budget.inUse == 41)
     }
 }

@@ -91,8 +91,9 @@ extension ServerOptions {
             help:
                 "most memory held by request bodies kept in memory (JSON bodies, payload parts) of all requests "
                 + "together, each byte counted three times (the byte, its parsed form, the feed written) as it arrives, "
-                + "each JSON value 6 bytes more before it is parsed (archive payloads too); more get 503 with "
-                + "Retry-After, except a publish alone; never below three times --max-payload-bytes "
+                + "and each [ { , : character 6 bytes more before the payload is parsed (archive payloads too); more "
+                + "get 503 with Retry-After, except a publish while others hold an eighth or less; never below three "
+                + "times --max-payload-bytes "
                 + "(default \(transportDefaults.maxMemoryBodyBytes))"
         ) { $0.transport.maxMemoryBodyBytes = try integer($1, "--max-memory-body-bytes", 1...(1 << 42)) },
         Option(

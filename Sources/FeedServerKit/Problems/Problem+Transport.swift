@@ -113,8 +113,8 @@ extension Problem {
         busy(
             "Other requests in progress hold the server's limit of \(limit) bytes of memory for request bodies "
                 + "(--max-memory-body-bytes; each body byte counts \(TransportSettings.memoryCostPerBodyByte) times: the "
-                + "byte, its parsed form and the feed written from it, and each JSON value \(JSONMemoryEstimate.bytesPerValue) "
-                + "bytes more); try again in a moment.", retryAfterSeconds: 2)
+                + "byte, its parsed form and the feed written from it, and each [ { , : of a payload "
+                + "\(JSONMemoryEstimate.bytesPerValue) bytes more); try again in a moment.", retryAfterSeconds: 2)
     }
 
     /// 503 while answers still being sent to slow clients hold the bytes of rendered feeds

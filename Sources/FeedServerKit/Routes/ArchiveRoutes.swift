@@ -157,7 +157,7 @@ struct ArchiveRoutes: Sendable {
                 guard let memory = feeds.memory else { return true }
                 // At most --max-payload-bytes (checked first), so the product cannot overflow.
                 let cost = size * TransportSettings.memoryCostPerBodyByte
-                guard memory.reserve(cost, orAloneHolding: 0) else { return false }
+                guard memory.reserve(cost, nearlyAloneHolding: 0) else { return false }
                 counted = cost
                 return true
             })

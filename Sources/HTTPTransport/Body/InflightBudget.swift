@@ -13,16 +13,22 @@ package final class InflightBudget: Sendable {
     /// Counts `bytes` more when they fit; false (nothing counted) when they do not. Never goes
     /// past the limit, even for a moment, and never overflows: the sum is checked before it is
     /// stored.
-    package func reserve(_ bytes: Int) -> Bool { reserve(bytes, orAloneHolding: nil) }
+    package func reserve(_ bytes: Int) -> Bool { reserve(bytes, nearlyAloneHolding: nil) }
 
-    /// Counts `bytes` more when they fit, or when the only bytes counted now are the caller's
-    /// `own`: one request alone always goes ahead, however much it needs.
-    package func reserve(_ bytes: Int, orAloneHolding own: Int?) -> Bool {
+    /// What the others may hold for a request to pass the limit beside them: a few small bodies in
+    /// flight (a slow client's) must not keep the largest accepted request out.
+    package var nearlyAlone: Int { limit / 8 }
+
+    /// Counts `bytes` more when they fit, or, past the limit, when all but the caller's own `own`
+    /// bytes come to `nearlyAlone` at most: the largest accepted request always gets through, and
+    /// two never pass the limit together (the first holds far more than an eighth).
+    package func reserve(_ bytes: Int, nearlyAloneHolding own: Int?) -> Bool {
         guard bytes > 0 else { return true }
         var current = used.load(ordering: .relaxed)
         while true {
             let (after, overflow) = current.addingReportingOverflow(bytes)
-            guard !overflow, after <= limit || current == own else { return false }
+            let alone = own.map { current &- $0 <= nearlyAlone } ?? false
+            guard !overflow, after <= limit || alone else { return false }
             let (exchanged, found) = used.compareExchange(
                 expected: current, desired: after, ordering: .relaxed)
             if exchanged { return true }

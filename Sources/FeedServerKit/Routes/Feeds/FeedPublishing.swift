@@ -100,8 +100,9 @@ extension FeedRoutes {
     private func reserveParse(of payload: [UInt8], counted: Int) throws(Problem) -> Int {
         guard let memory else { return 0 }
         let more = max(0, JSONMemoryEstimate.peakBytes(of: payload) - counted)
-        // Alone, a publish goes ahead however dense its JSON: one of the largest accepted size must fit.
-        guard memory.reserve(more, orAloneHolding: counted) else { throw Problem.memoryLimit(memory.limit) }
+        // Nearly alone, a publish goes ahead however dense its JSON: one of the largest accepted
+        // size must fit, beside a slow client's few bytes too.
+        guard memory.reserve(more, nearlyAloneHolding: counted) else { throw Problem.memoryLimit(memory.limit) }
         return more
     }
 }
