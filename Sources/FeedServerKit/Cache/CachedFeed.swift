@@ -172,18 +172,18 @@ extension FeedResponseCache {
             notModified.prepared = notModifiedPrepared
             notModified.served = served
             self.notModified = notModified
-            okAfterWait = Self.unstored(ok, served)
-            notModifiedAfterWait = Self.unstored(notModified, served)
+            okAfterWait = Self.unstored(ok, prepared: PreparedResponse(served: served))
+            notModifiedAfterWait = Self.unstored(notModified, prepared: PreparedResponse(served: served))
         }
 
-        /// `answer` with `Cache-Control: no-store` and a prepared response of its own: it tells one
-        /// client how its wait ended, and a cache that kept it would give the next client that
+        /// `answer` with `Cache-Control: no-store` and `prepared` (nil: built per request): it tells
+        /// one client how its wait ended, and a cache that kept it would give the next client that
         /// outcome instead of a wait (an instant answer it would poll again at once).
-        static func unstored(_ answer: HTTPResponse, _ served: ServedVersion?) -> HTTPResponse {
+        static func unstored(_ answer: HTTPResponse, prepared: PreparedResponse?) -> HTTPResponse {
             var answer = answer
             answer.headers.removeAll { $0.0 == "Cache-Control" }
             answer.headers.append(("Cache-Control", "no-store"))
-            answer.prepared = PreparedResponse(served: served)
+            answer.prepared = prepared
             return answer
         }
 

@@ -98,8 +98,8 @@ final class FeedResponseCache: Sendable {
         self.store = store
         self.reads = reads
         self.budgetBytes = max(0, budgetBytes)
-        // Half the budget: with the cache and the bodies kept in memory, the sum a default server
-        // holds for requests stays under 256 MiB with its base (bench/attacks.py mixed).
+        // Half the budget: renders slow readers hold stay below the cache's own share, so stalled
+        // readers and the other budgets together stay bounded (docs/architecture.md, Memory).
         self.outsideLimitBytes = outsideLimitBytes ?? max(budgetBytes / 2, Self.minimumOutsideBytes)
         refusals = RefusalMemo(capacity: capacity)
         self.capacity = capacity

@@ -155,8 +155,8 @@ struct ArchiveRoutes: Sendable {
             options: parameters.uploadOptions, repack: repack, encoder: feeds.encoder, threads: feeds.imagingThreads,
             admitPayload: { size in
                 guard let memory = feeds.memory else { return true }
-                // At most --max-payload-bytes (checked first), so the product cannot overflow.
-                let cost = size * TransportSettings.memoryCostPerBodyByte
+                // At most --max-payload-bytes: the unpacker checks that first.
+                let cost = TransportSettings.memoryCost(ofBodyBytes: size)
                 guard memory.reserve(cost, nearlyAloneHolding: 0) else { return false }
                 counted = cost
                 return true

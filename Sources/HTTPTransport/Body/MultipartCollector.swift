@@ -157,7 +157,7 @@ package final class MultipartCollector: @unchecked Sendable {
             return false
         }
         if let memoryBudget {
-            let cost = piece.count * TransportSettings.memoryCostPerBodyByte
+            let cost = TransportSettings.memoryCost(ofBodyBytes: piece.count)
             guard memoryBudget.reserve(cost) else {
                 refusal = .memoryLimit(memoryBudget.limit)
                 return false

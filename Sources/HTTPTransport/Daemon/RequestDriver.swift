@@ -75,8 +75,7 @@ struct RequestDriver {
     /// declared length costs nothing until sent): past the budget the body is dropped and the
     /// request refused with 503, so bodies in memory stay bounded in total, not only each.
     private func keepInMemory(_ state: ConnectionState, _ data: UnsafePointer<CChar>, _ size: Int) {
-        // A piece is at most the connection's buffer, so its cost cannot overflow.
-        let cost = size * TransportSettings.memoryCostPerBodyByte
+        let cost = TransportSettings.memoryCost(ofBodyBytes: size)
         guard context.memoryBudget.reserve(cost) else {
             state.machine.sinkFailed(.memoryLimit(context.memoryBudget.limit))
             dropKeptBody(state)

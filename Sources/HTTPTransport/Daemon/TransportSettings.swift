@@ -37,6 +37,10 @@ package struct TransportSettings: Sendable, Equatable {
     /// answered (a text-heavy JSON publish of 16 MiB peaks at about 48 MiB). The application
     /// counts what value-dense JSON adds, before parsing it, against the same budget.
     package static let memoryCostPerBodyByte = 3
+
+    /// What `bytes` of a body kept in memory cost the memory budget. The callers' sizes are a
+    /// connection buffer's piece or at most `--max-payload-bytes` (2³²), so it cannot overflow.
+    package static func memoryCost(ofBodyBytes bytes: Int) -> Int { bytes * memoryCostPerBodyByte }
     /// Whether a `304` states the representation's length (RFC 9110 §8.6) or `Content-Length: 0`.
     /// 0: OkHttp, Android's `HttpURLConnection` and wrk read a `304`'s length as body bytes to wait
     /// for, caches ignore it (RFC 9111 §3.2), and libmicrohttpd 0.9.75 always sends one (no flag of

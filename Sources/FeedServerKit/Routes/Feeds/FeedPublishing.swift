@@ -65,7 +65,7 @@ extension FeedRoutes {
         // The transport counted the body (or payload part) against the memory budget as it arrived.
         return try commit(
             group: group, upload: upload, schemaVersion: parameters.schemaVersion ?? 1, parameters: parameters,
-            counted: upload.payload.count * TransportSettings.memoryCostPerBodyByte)
+            counted: TransportSettings.memoryCost(ofBodyBytes: upload.payload.count))
     }
 
     /// The lint, write and answer every publish shares, with this server's store and settings.

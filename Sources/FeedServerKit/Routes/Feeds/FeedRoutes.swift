@@ -90,9 +90,8 @@ struct FeedRoutes: Sendable {
                 return .suspend(suspension)
             }
             if wait == nil { return refused.notModified }
-            var answer = FeedResponseCache.Entry.unstored(refused.notModified, nil)
-            answer.prepared = nil  // built per request: a refusal is not kept
-            return answer
+            // Built per request: a refusal is not kept.
+            return FeedResponseCache.Entry.unstored(refused.notModified, prepared: nil)
         }
     }
 
