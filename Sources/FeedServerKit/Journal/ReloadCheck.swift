@@ -5,14 +5,14 @@ import FeedStore
 /// field) while every item's title, subtitle and photo stay the same; such a publish still asks
 /// WidgetKit for a reload and spends one of the day's budget.
 enum ReloadCheck {
-    /// The warning when `upload` changes the served feed's content but not its view; nil when
+    /// The warning when `upload` (its payload parsed: `new`) changes the served feed's content but
+    /// not its view; nil when
     /// it shows something new, changes nothing (the publish is `unchanged`), or there is no feed.
     static func invisibleChange(
-        _ upload: AssetUpload, group: String, profile: WidgetProfile, store: FeedStore
+        _ upload: AssetUpload, payload new: JSONDocument, group: String, profile: WidgetProfile, store: FeedStore
     ) -> LintWarning? {
-        guard let served = store.read(group: group).served,
-            let old = try? JSONDocument(canonical: served.compactPayload),
-            let new = try? JSONDocument.parse(upload.payload, limits: store.configuration.payloadLimits)
+        guard let served = store.servedGeneration(group: group),
+            let old = try? JSONDocument(canonical: served.compactPayload)
         else { return nil }
         let oldDigests = Dictionary(
             served.assets.map { ($0.name, $0.sha256 ?? "\($0.bytes) bytes") }, uniquingKeysWith: { first, _ in first })

@@ -30,13 +30,21 @@ struct PublishCommit: Sendable {
     /// The warnings of what `upload` would write to `group`, with the profile it carries or the
     /// group's (one is inferred without either; an unreadable stored one is a warning).
     func warnings(_ upload: AssetUpload, group: String) -> LintReport {
+        warnings(upload, parsed: try? store.parsePayload(upload.payload), group: group)
+    }
+
+    /// The same with the payload parsed already (nil: it is not JSON, and the store refuses it).
+    private func warnings(_ upload: AssetUpload, parsed: ParsedPayload?, group: String) -> LintReport {
         let (stored, unreadable) =
             upload.profile == nil ? PublishLint.storedProfile(store, group: group) : (nil, nil)
         let profile = upload.profile ?? stored
         let report = PublishLint.warnings(
-            payload: upload.payload, packing: upload.packing, lint: lint, limits: store.configuration.payloadLimits,
-            profile: profile)
-        let invisible = profile.flatMap { ReloadCheck.invisibleChange(upload, group: group, profile: $0, store: store) }
+            document: parsed?.document, packing: upload.packing, lint: lint, profile: profile)
+        let invisible = profile.flatMap { profile in
+            parsed.flatMap {
+                ReloadCheck.invisibleChange(upload, payload: $0.document, group: group, profile: profile, store: store)
+            }
+        }
         return PublishLint.adding(invisible, to: PublishLint.adding(unreadable, to: report))
     }
 
@@ -48,7 +56,9 @@ struct PublishCommit: Sendable {
         precondition: WritePrecondition? = nil, linted: (LintReport) -> Void = { _ in },
         wrote: (_ seconds: Double, _ changed: Bool) -> Void = { _, _ in }
     ) throws(Problem) -> Committed {
-        let warnings = known ?? warnings(upload, group: group)
+        // Parsed once for the lint, the invisible-change check and the write.
+        let parsed = try? store.parsePayload(upload.payload)
+        let warnings = known ?? warnings(upload, parsed: parsed, group: group)
         if strict, !warnings.isEmpty {
             linted(warnings)
             throw Problem.platformLimits(warnings)
@@ -56,9 +66,16 @@ struct PublishCommit: Sendable {
         let started = MonotonicClock.nanos()
         let result: PublishResult
         do {
-            result = try store.publish(
-                group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion, assets: upload.assetInputs,
-                precondition: precondition)
+            if let parsed {
+                result = try store.publish(
+                    group: group, payload: parsed, schemaVersion: schemaVersion, assets: upload.assetInputs,
+                    precondition: precondition)
+            } else {
+                // Not JSON: the store says why, after what it checks first (the group's name).
+                result = try store.publish(
+                    group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion,
+                    assets: upload.assetInputs, precondition: precondition)
+            }
         } catch {
             throw Problem(error)
         }

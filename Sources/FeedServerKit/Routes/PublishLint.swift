@@ -31,9 +31,15 @@ enum PublishLint {
     static func warnings(
         payload: [UInt8], packing: AssetBudget.Result, lint: FeedLint, limits: JSONLimits, profile: WidgetProfile?
     ) -> LintReport {
-        guard let value = try? JSONDocument.parse(payload, limits: limits).root else {
-            return LintReport(limit: maxListed)
-        }
+        warnings(
+            document: try? JSONDocument.parse(payload, limits: limits), packing: packing, lint: lint, profile: profile)
+    }
+
+    /// The same for a payload parsed already (nil: it is not JSON).
+    static func warnings(
+        document: JSONDocument?, packing: AssetBudget.Result, lint: FeedLint, profile: WidgetProfile?
+    ) -> LintReport {
+        guard let value = document?.root else { return LintReport(limit: maxListed) }
         let assets = packing.packed.map {
             FeedLint.Asset(name: $0.name, width: $0.image.width, height: $0.image.height)
         }

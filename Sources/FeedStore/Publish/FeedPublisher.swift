@@ -24,8 +24,10 @@ struct FeedPublisher {
     /// Called with the complete `.tmp` folder just before it is renamed into place (the fault
     /// lab damages or holds generations here; ordinary publishes have none).
     var beforeRename: ((_ temporaryFolder: String) throws -> Void)? = nil
+    /// The served generation as last seen, so a publish reads it from disk only when it changed.
+    var servedMemo: ServedMemo? = nil
 
-    private var reader: FeedReader {
+    var reader: FeedReader {
         FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
     }
 
@@ -104,12 +106,12 @@ struct FeedPublisher {
     }
 
     /// A failure after the rename that made a write visible: what follows cannot be undone.
-    private struct VisibleNotDurable: Error {
+    struct VisibleNotDurable: Error {
         let underlying: FileSystemError
     }
 
     private func publishLocked(_ draft: Draft, precondition: WritePrecondition?) throws -> PublishResult {
-        let before = reader.inspect(schemaVersion: nil)
+        let before = servedMemo?.inspect(with: reader) ?? reader.inspect(schemaVersion: nil)
         if let precondition, !precondition.holds(for: before.read.served) {
             throw PublishError.preconditionFailed(servedFingerprint: before.read.served?.fingerprint)
         }
@@ -140,11 +142,27 @@ struct FeedPublisher {
             removeOutOfSight(id)
             throw error
         }
+        rememberServed(envelope, id: id, pointer: pointer)
         applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
         if listing != nil { sweepDeletedGenerations() }
         return .published(
             generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.byteCount }
         )
+    }
+
+    /// Keeps what readers get now, the generation just written, as a read of it would find it:
+    /// the next publish's dedupe check and lint then read nothing of it from disk.
+    private func rememberServed(_ envelope: Envelope, id: String, pointer: Pointer) {
+        guard let servedMemo else { return }
+        let generation = Generation(
+            id: id, schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
+            fingerprint: envelope.fingerprint, compactPayload: envelope.compactPayload,
+            assets: AssetInfo.sortedByName((envelope.assets ?? []).map(AssetInfo.init(stored:))))
+        let inspection = FeedReader.Inspection(
+            read: FeedRead(served: generation, skipped: [], pointerProblem: nil),
+            pointed: [pointer.current] + pointer.previous)
+        servedMemo.remember(
+            inspection, of: layout, pointerStatus: fileSystem.status(layout.pointer), fileSystem: fileSystem)
     }
 
     /// Whether a retention sweep is due now (at most one per group per `sweepIntervalMs`); claims it.
@@ -331,59 +349,5 @@ struct FeedPublisher {
     private func mayHaveExpired(_ id: String, now: Int64) -> Bool {
         guard let created = GenerationID.epochMs(of: id) else { return true }
         return now - created >= configuration.gracePeriodMs
-    }
-
-    /// Clears the group: `generations/` is moved out of readers' sight in one step, into the
-    /// server's area for deleted generations (served assets stay readable through the grace
-    /// period), the pointer removed, and the group folder flushed. The group folder and its lock stay.
-    func clear(precondition: WritePrecondition?) throws(PublishError) -> Generation? {
-        guard fileSystem.status(layout.directory)?.kind == .directory else {
-            if let precondition, !precondition.holds(for: nil) { throw .preconditionFailed(servedFingerprint: nil) }
-            return nil
-        }
-        return try underGroupLock("clear") {
-            let served = reader.read(schemaVersion: nil).served
-            if let precondition, !precondition.holds(for: served) {
-                throw PublishError.preconditionFailed(servedFingerprint: served?.fingerprint)
-            }
-            if fileSystem.status(layout.generations) != nil {
-                try deleted.retire(layout, group: layout.group, now: clock.nowEpochMs())
-            }
-            do {
-                try fileSystem.removeTree(layout.pointer)
-                try fileSystem.syncDirectory(layout.directory)
-            } catch let error as FileSystemError {
-                throw VisibleNotDurable(underlying: error)
-            }
-            sweepDeletedGenerations()
-            return served
-        }
-    }
-
-    /// Removes what an interrupted DELETE of an earlier version left in this group, under the
-    /// lock; a no-op (and no lock file written) when there is nothing to remove.
-    func sweepLeftovers() throws(PublishError) {
-        let entries = (try? fileSystem.listDirectory(layout.directory)) ?? []
-        guard entries.contains(where: { $0.isDirectory && $0.name.hasPrefix(Self.deletedPrefix) }) else { return }
-        try underGroupLock("sweep") { sweepDeletedGenerations() }
-    }
-
-    /// Folders a DELETE of an earlier version renamed `generations/` to, inside the group folder.
-    static let deletedPrefix = ".deleted-generations-"
-
-    private var deleted: DeletedGenerations {
-        DeletedGenerations(fileSystem: fileSystem, root: root, gracePeriodMs: configuration.gracePeriodMs)
-    }
-
-    /// Removes what DELETEs left behind: deleted generations past the grace period (every
-    /// group's), and `.deleted-generations-*` folders an earlier version left in the group folder.
-    /// Readers never look at either; called holding the lock, failures retried next time.
-    func sweepDeletedGenerations() {
-        deleted.sweepAll(now: clock.nowEpochMs())
-        deleted.dropFolderIfEmpty(group: layout.group)
-        guard let entries = try? fileSystem.listDirectory(layout.directory) else { return }
-        for entry in entries where entry.isDirectory && entry.name.hasPrefix(Self.deletedPrefix) {
-            try? fileSystem.removeTree(layout.directory + "/" + entry.name)
-        }
     }
 }

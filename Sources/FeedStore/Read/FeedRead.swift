@@ -19,6 +19,18 @@ public struct AssetInfo: Equatable, Sendable {
         self.height = height
         self.sha256 = sha256
     }
+
+    /// The asset an envelope's list describes.
+    init(stored: StoredAsset) {
+        self.init(
+            name: stored.name, bytes: stored.byteCount, width: stored.width, height: stored.height,
+            sha256: stored.sha256)
+    }
+
+    /// `assets` in the order readers list them: by the bytes of their names.
+    static func sortedByName(_ assets: [AssetInfo]) -> [AssetInfo] {
+        assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
 }
 
 /// The generation a reader returns.

@@ -241,12 +241,9 @@ struct FeedReader {
                 else {
                     return .failure(.incompleteAsset(line.name))
                 }
-                assets.append(
-                    AssetInfo(
-                        name: line.name, bytes: line.byteCount, width: line.width, height: line.height,
-                        sha256: line.sha256))
+                assets.append(AssetInfo(stored: line))
             }
-            return .success(assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
+            return .success(AssetInfo.sortedByName(assets))
         }
         let entries = (try? fileSystem.listDirectory(layout.assets(id))) ?? []
         let assets = entries.compactMap { entry -> AssetInfo? in
@@ -255,7 +252,7 @@ struct FeedReader {
             else { return nil }
             return AssetInfo(name: entry.name, bytes: info.size)
         }
-        return .success(assets.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) })
+        return .success(AssetInfo.sortedByName(assets))
     }
 
     enum PointerState {

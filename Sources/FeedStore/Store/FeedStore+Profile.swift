@@ -6,6 +6,9 @@ extension FeedStore {
     public func profile(group: String) throws(ProfileError) -> WidgetProfile? {
         guard SafeName.isGroupName(group) else { return nil }
         let layout = GroupLayout(root: root, group: group)
+        // Taken before the read: a replacement after it is seen by the next call.
+        let status = fileSystem.status(layout.profile)
+        if let status, let known = profileMemo.profile(layout.profile, status: status) { return known }
         let bytes: [UInt8]
         do { bytes = try fileSystem.readFile(layout.profile, limit: WidgetProfile.maxBytes) } catch {
             let failure = error as? FileSystemError
@@ -14,9 +17,12 @@ extension FeedStore {
                 "", "\(group)/profile.json cannot be read: \(failure?.relativized(to: root).description ?? "\(error)")."
             )
         }
-        do { return try WidgetProfile(json: bytes) } catch {
+        let profile: WidgetProfile
+        do { profile = try WidgetProfile(json: bytes) } catch {
             throw ProfileError(error.member, "\(group)/profile.json is not a valid profile: \(error.detail)")
         }
+        if let status { profileMemo.remember(profile, layout.profile, status: status) }
+        return profile
     }
 
     /// Stores `profile` as the group's (the group folder is made when missing: a profile may come

@@ -29,6 +29,10 @@ public final class FeedStore: Sendable {
     /// What reads learned of each generation's `feed.json` (schema version, or why it is skipped).
     let envelopeMemo = EnvelopeMemo()
     let retention = RetentionSchedule()
+    /// What a plain read of each group served last, while its files are unchanged.
+    let servedMemo = ServedMemo()
+    /// Each group's profile, while `profile.json` is unchanged.
+    let profileMemo = ProfileMemo()
 
     /// Creates a store over `root`; nothing is written until the first publish.
     public init(
@@ -53,10 +57,31 @@ public final class FeedStore: Sendable {
     ) throws(PublishError) -> PublishResult {
         let layout = try validatedLayout(group)
         try validate(assets)
-        let compact: [UInt8]
-        do { compact = try CompactJSON.canonicalize(payloadJSON, limits: configuration.payloadLimits) } catch {
-            throw .invalidPayload(error)
-        }
+        let payload = try parsePayload(payloadJSON)
+        return try publish(layout, compact: payload.document.bytes, schemaVersion, assets, precondition)
+    }
+
+    /// Publishes a payload parsed by `parsePayload` (the caller linted it already: parsed once).
+    public func publish(
+        group: String, payload: ParsedPayload, schemaVersion: Int = 1, assets: [AssetInput] = [],
+        precondition: WritePrecondition? = nil
+    ) throws(PublishError) -> PublishResult {
+        let layout = try validatedLayout(group)
+        try validate(assets)
+        return try publish(layout, compact: payload.document.bytes, schemaVersion, assets, precondition)
+    }
+
+    /// `payloadJSON` parsed by this store's rules (`configuration.payloadLimits`), in canonical form.
+    public func parsePayload(_ payloadJSON: [UInt8]) throws(PublishError) -> ParsedPayload {
+        do {
+            return ParsedPayload(document: try JSONDocument.parse(payloadJSON, limits: configuration.payloadLimits))
+        } catch { throw .invalidPayload(error) }
+    }
+
+    private func publish(
+        _ layout: GroupLayout, compact: [UInt8], _ schemaVersion: Int, _ assets: [AssetInput],
+        _ precondition: WritePrecondition?
+    ) throws(PublishError) -> PublishResult {
         let stored = assets.map {
             StoredAsset(
                 name: $0.name, byteCount: $0.byteCount, sha256: $0.sha256, width: $0.width,
@@ -66,14 +91,15 @@ public final class FeedStore: Sendable {
             schemaVersion: schemaVersion, compactPayload: compact, assets: assets, storedAssets: stored,
             fingerprint: Fingerprint.compute(
                 schemaVersion: schemaVersion, compactPayload: compact, assets: stored.map(\.fingerprintLine)))
-        let publisher = FeedPublisher(
+        var publisher = FeedPublisher(
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
             clock: clock, schedule: retention)
+        publisher.servedMemo = servedMemo
         let result = try publisher.publish(draft, precondition: precondition)
         if case .published(let id, let fingerprint, _) = result {
             notifier.feedPublished(
                 PublishEvent(
-                    kind: .publish, group: group, groupDirectory: layout.directory, generationId: id,
+                    kind: .publish, group: layout.group, groupDirectory: layout.directory, generationId: id,
                     fingerprint: fingerprint, directory: layout.generation(id)))
         }
         return result
@@ -147,6 +173,13 @@ public final class FeedStore: Sendable {
             let payload = try? JSONDecoder().decode(Payload.self, from: Data(generation.compactPayload))
         else { return nil }
         return TypedFeed(generation: generation, payload: payload)
+    }
+
+    /// The generation a plain read of `group` serves (any schema), from memory while the files it
+    /// came from are unchanged: what a publish compares itself with, without reading it again.
+    public func servedGeneration(group: String) -> Generation? {
+        guard SafeName.isGroupName(group) else { return nil }
+        return servedMemo.inspect(with: reader(for: group)).read.served
     }
 
     /// A read plus the token that tells, by one `lstat` of `current.json`, whether it is still

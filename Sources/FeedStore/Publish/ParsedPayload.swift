@@ -1,0 +1,6 @@
+/// A payload parsed by a store's rules (`FeedStore.parsePayload`): its canonical bytes, what the
+/// fingerprint is computed over, and the tape a lint reads it through. Parsed once per publish.
+public struct ParsedPayload: Sendable {
+    /// The payload as a document; its `bytes` are the canonical compact form the store writes.
+    public let document: JSONDocument
+}
