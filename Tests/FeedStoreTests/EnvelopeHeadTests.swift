@@ -67,13 +67,13 @@ import Testing
 
     /// A generation rewritten in place (new status) is read again, not answered from memory.
     @Test func aChangedFileIsReadAgain() throws {
-        let memo = EnvelopeMemo()
+        let memo = EnvelopeMemo(capacity: 4096)
         let status = FileStatus(kind: .regular, size: 10, modificationNanos: 1, changeNanos: 1, inode: 7)
         memo.remember(.declared(1), "/g/feed.json", status: status)
-        #expect(memo.outcome("/g/feed.json", status: status) == .declared(1))
+        #expect(memo.value("/g/feed.json", status: status) == .declared(1))
         var changed = status
         changed.inode = 8
-        #expect(memo.outcome("/g/feed.json", status: changed) == nil)
+        #expect(memo.value("/g/feed.json", status: changed) == nil)
     }
 
     /// Without a usable pointer, a hidden generation folder is not a candidate.

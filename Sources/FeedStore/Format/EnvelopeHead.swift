@@ -123,54 +123,27 @@ enum EnvelopeHead {
     }
 }
 
+/// What an earlier read learned of one generation's `feed.json`.
+enum EnvelopeOutcome: Equatable, Sendable {
+    /// Its first bytes declare this schema version (the rest was not read).
+    case declared(Int)
+    /// It parses, and says this.
+    case parsed(EnvelopeSummary)
+    /// Readers skip it for this reason (whatever schema is asked for).
+    case skip(SkipReason)
+
+    /// The schema version it declares, when known.
+    var schemaVersion: Int? {
+        switch self {
+        case .declared(let version): return version
+        case .parsed(let summary): return summary.schemaVersion
+        case .skip: return nil
+        }
+    }
+}
+
 /// What earlier reads learned of each generation's `feed.json`, by its path and file status:
 /// its schema version, or why it cannot be read. A generation is immutable once visible, so a
 /// status that has not changed means content that has not; a read filtering by a version nobody
 /// published then costs one `lstat` per candidate, not a read and a parse.
-final class EnvelopeMemo: Sendable {
-    /// What is known of one file.
-    enum Outcome: Equatable, Sendable {
-        /// Its first bytes declare this schema version (the rest was not read).
-        case declared(Int)
-        /// It parses, and says this.
-        case parsed(EnvelopeSummary)
-        /// Readers skip it for this reason (whatever schema is asked for).
-        case skip(SkipReason)
-
-        /// The schema version it declares, when known.
-        var schemaVersion: Int? {
-            switch self {
-            case .declared(let version): return version
-            case .parsed(let summary): return summary.schemaVersion
-            case .skip: return nil
-            }
-        }
-    }
-
-    private struct Known {
-        let status: FileStatus
-        let outcome: Outcome
-    }
-
-    private let known = Lock<[String: Known]>([:])
-    private let capacity: Int
-
-    /// A memo of at most `capacity` files (forgetting all of them when full).
-    init(capacity: Int = 4096) { self.capacity = capacity }
-
-    /// What is known of the file at `path` while its status is `status`.
-    func outcome(_ path: String, status: FileStatus) -> Outcome? {
-        known.withLock { known in
-            guard let entry = known[path], entry.status == status else { return nil }
-            return entry.outcome
-        }
-    }
-
-    /// Remembers what a read of `path` at `status` found.
-    func remember(_ outcome: Outcome, _ path: String, status: FileStatus) {
-        known.withLock { known in
-            if known.count >= capacity, known[path] == nil { known.removeAll(keepingCapacity: true) }
-            known[path] = Known(status: status, outcome: outcome)
-        }
-    }
-}
+typealias EnvelopeMemo = StatusMemo<EnvelopeOutcome>

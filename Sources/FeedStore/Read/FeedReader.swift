@@ -108,7 +108,7 @@ struct FeedReader {
         guard let memo else { return nil }
         let path = layout.envelope(id)
         guard let status = fileSystem.status(path) else { return .missing }
-        switch memo.outcome(path, status: status) {
+        switch memo.value(path, status: status) {
         case .skip(let reason)?:
             return reason
         case let known?:
@@ -202,7 +202,7 @@ struct FeedReader {
         if let skipped = skipBeforeReading(id, schemaVersion: schemaVersion) { return .failure(skipped) }
         let path = layout.envelope(id)
         let envelope: EnvelopeSummary
-        if let status = fileSystem.status(path), case .parsed(let known)? = memo?.outcome(path, status: status) {
+        if let status = fileSystem.status(path), case .parsed(let known)? = memo?.value(path, status: status) {
             envelope = known
         } else {
             switch readEnvelope(id) {

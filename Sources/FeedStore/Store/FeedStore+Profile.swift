@@ -8,7 +8,7 @@ extension FeedStore {
         let layout = GroupLayout(root: root, group: group)
         // Taken before the read: a replacement after it is seen by the next call.
         let status = fileSystem.status(layout.profile)
-        if let status, let known = profileMemo.profile(layout.profile, status: status) { return known }
+        if let status, let known = profileMemo.value(layout.profile, status: status) { return known }
         let bytes: [UInt8]
         do { bytes = try fileSystem.readFile(layout.profile, limit: WidgetProfile.maxBytes) } catch {
             let failure = error as? FileSystemError

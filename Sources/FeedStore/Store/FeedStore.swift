@@ -27,12 +27,12 @@ public final class FeedStore: Sendable {
     let clock: any FeedClock
     let notifier: any PublishNotifier
     /// What reads learned of each generation's `feed.json` (schema version, or why it is skipped).
-    let envelopeMemo = EnvelopeMemo()
+    let envelopeMemo = EnvelopeMemo(capacity: 4096)
     let retention = RetentionSchedule()
     /// What a plain read of each group served last, while its files are unchanged.
     let servedMemo = ServedMemo()
-    /// Each group's profile, while `profile.json` is unchanged.
-    let profileMemo = ProfileMemo()
+    /// Each group's profile while `profile.json` is unchanged (at most 256 of 16 KiB each).
+    let profileMemo = StatusMemo<WidgetProfile>(capacity: 256)
 
     /// Creates a store over `root`; nothing is written until the first publish.
     public init(
