@@ -35,7 +35,7 @@ import Testing
             group: "g", payloadJSON: bytes("[1]"), assets: [AssetInput(name: "a.png", bytes: [1])])
         let next = try store.publish(group: "g", payloadJSON: bytes("[2]"))
         #expect(!wrote(again) && wrote(next))
-        #expect(store.servedGeneration(group: "g")?.compactPayload == bytes("[2]"))
+        #expect(store.servedPayload(group: "g")?.generation.compactPayload == bytes("[2]"))
         #expect(feedReads(recorder).isEmpty, "\(feedReads(recorder))")
     }
 
@@ -61,7 +61,7 @@ import Testing
         let theirs = FeedStore(root: root)
         _ = try ours.publish(group: "g", payloadJSON: bytes("[1]"))
         _ = try theirs.publish(group: "g", payloadJSON: bytes("[2]"))
-        #expect(ours.servedGeneration(group: "g")?.compactPayload == bytes("[2]"))
+        #expect(ours.servedPayload(group: "g")?.generation.compactPayload == bytes("[2]"))
         let result = try ours.publish(group: "g", payloadJSON: bytes("[1]"))
         #expect(wrote(result), "[2] is served: [1] is a change again")
     }
@@ -72,12 +72,12 @@ import Testing
         let store = FeedStore(root: root)
         let first = try store.publish(group: "g", payloadJSON: bytes("[1]"))
         _ = try store.publish(group: "g", payloadJSON: bytes("[2]"))
-        let served = try #require(store.servedGeneration(group: "g"))
+        let served = try #require(store.servedPayload(group: "g")?.generation)
         let envelope = root + "/g/generations/\(served.id)/feed.json"
         // Same size, other bytes: only the file's times and change time tell.
         let size = try #require(FileManager.default.attributesOfItem(atPath: envelope)[.size] as? Int)
         try Data(repeating: UInt8(ascii: "x"), count: size).write(to: URL(fileURLWithPath: envelope))
-        #expect(store.servedGeneration(group: "g")?.id == first.generationId, "the reader falls back")
+        #expect(store.servedPayload(group: "g")?.generation.id == first.generationId, "the reader falls back")
         #expect(wrote(try store.publish(group: "g", payloadJSON: bytes("[2]"))), "written again: healed")
     }
 
@@ -89,7 +89,7 @@ import Testing
         let second = try store.publish(
             group: "g", payloadJSON: bytes("[2]"), assets: [AssetInput(name: "a.png", bytes: [1])])
         try FileManager.default.removeItem(atPath: root + "/g/generations/\(second.generationId)/assets/a.png")
-        #expect(store.servedGeneration(group: "g")?.compactPayload == bytes("[1]"))
+        #expect(store.servedPayload(group: "g")?.generation.compactPayload == bytes("[1]"))
     }
 
     @Test func payloadsAreKeptWithinTheByteLimitLeastRecentlyUsedFirstOut() throws {

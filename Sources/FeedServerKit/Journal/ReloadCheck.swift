@@ -11,9 +11,7 @@ enum ReloadCheck {
     static func invisibleChange(
         _ upload: AssetUpload, payload new: JSONDocument, group: String, profile: WidgetProfile, store: FeedStore
     ) -> LintWarning? {
-        guard let served = store.servedGeneration(group: group),
-            let old = try? JSONDocument(canonical: served.compactPayload)
-        else { return nil }
+        guard let (served, old) = store.servedPayload(group: group) else { return nil }
         let oldDigests = Dictionary(
             served.assets.map { ($0.name, $0.sha256 ?? "\($0.bytes) bytes") }, uniquingKeysWith: { first, _ in first })
         let newDigests = Dictionary(

@@ -34,7 +34,8 @@ struct FeedPublisher {
     /// A prepared publish: everything computed, nothing written yet.
     struct Draft {
         var schemaVersion: Int
-        var compactPayload: [UInt8]
+        /// The payload parsed; its bytes are what `feed.json` holds.
+        var payload: JSONDocument
         var assets: [AssetInput]
         var storedAssets: [StoredAsset]
         var fingerprint: String
@@ -127,7 +128,7 @@ struct FeedPublisher {
         let (id, epochMs) = newID(for: draft.fingerprint, known: before.pointed + (listing?.map(\.name) ?? []))
         let envelope = Envelope(
             schemaVersion: draft.schemaVersion, generatedAtEpochMs: epochMs,
-            fingerprint: draft.fingerprint, compactPayload: draft.compactPayload, assets: draft.storedAssets)
+            fingerprint: draft.fingerprint, compactPayload: draft.payload.bytes, assets: draft.storedAssets)
         let encoded = envelope.encoded()
         // One limit for writing and reading: never acknowledge a feed.json the reader would refuse.
         guard encoded.count <= configuration.maxFeedBytes else {
@@ -142,7 +143,7 @@ struct FeedPublisher {
             removeOutOfSight(id)
             throw error
         }
-        rememberServed(envelope, id: id, pointer: pointer)
+        rememberServed(envelope, document: draft.payload, id: id, pointer: pointer)
         applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
         if listing != nil { sweepDeletedGenerations() }
         return .published(
@@ -152,7 +153,7 @@ struct FeedPublisher {
 
     /// Keeps what readers get now, the generation just written, as a read of it would find it:
     /// the next publish's dedupe check and lint then read nothing of it from disk.
-    private func rememberServed(_ envelope: Envelope, id: String, pointer: Pointer) {
+    private func rememberServed(_ envelope: Envelope, document: JSONDocument, id: String, pointer: Pointer) {
         guard let servedMemo else { return }
         let generation = Generation(
             id: id, schemaVersion: envelope.schemaVersion, generatedAtEpochMs: envelope.generatedAtEpochMs,
@@ -162,7 +163,8 @@ struct FeedPublisher {
             read: FeedRead(served: generation, skipped: [], pointerProblem: nil),
             pointed: [pointer.current] + pointer.previous)
         servedMemo.remember(
-            inspection, of: layout, pointerStatus: fileSystem.status(layout.pointer), fileSystem: fileSystem)
+            inspection, document: document, of: layout, pointerStatus: fileSystem.status(layout.pointer),
+            fileSystem: fileSystem)
     }
 
     /// Whether a retention sweep is due now (at most one per group per `sweepIntervalMs`); claims it.

@@ -11,6 +11,8 @@ import ConcurrencyPrimitives
 final class ServedMemo: Sendable {
     private struct Known {
         var inspection: FeedReader.Inspection
+        /// The served payload parsed, when the publish that wrote it kept it.
+        var document: JSONDocument?
         var probes: [ChangeToken.Probe]
         var payloadBytes: Int
         var lastUse: UInt64
@@ -36,33 +38,43 @@ final class ServedMemo: Sendable {
 
     /// A plain read's inspection of the group: the one kept while its files are unchanged, else
     /// `reader`'s (kept for next time when it can be).
-    func inspect(with reader: FeedReader) -> FeedReader.Inspection {
-        if let kept = inspection(of: reader.layout, fileSystem: reader.fileSystem) { return kept }
+    func inspect(with reader: FeedReader) -> FeedReader.Inspection { inspectKeeping(with: reader).0 }
+
+    /// The same, with the served payload's document when one was kept with it.
+    func inspectKeeping(with reader: FeedReader) -> (FeedReader.Inspection, JSONDocument?) {
+        if let kept = known(reader.layout, fileSystem: reader.fileSystem) { return (kept.inspection, kept.document) }
         // Before the pointer is read: a switch after this status is seen by the next check.
         let pointerStatus = reader.fileSystem.status(reader.layout.pointer)
         let inspection = reader.inspect(schemaVersion: nil)
         remember(inspection, of: reader.layout, pointerStatus: pointerStatus, fileSystem: reader.fileSystem)
-        return inspection
+        return (inspection, nil)
     }
 
     /// The inspection kept for the group, when every file it came from still has its status.
     func inspection(of layout: GroupLayout, fileSystem: any FileSystem) -> FeedReader.Inspection? {
+        known(layout, fileSystem: fileSystem)?.inspection
+    }
+
+    private func known(_ layout: GroupLayout, fileSystem: any FileSystem) -> Known? {
         guard let known = touch(layout.directory) else { return nil }
         guard known.probes.allSatisfy({ fileSystem.status($0.path) == $0.status }) else {
             forget(layout.directory)
             return nil
         }
-        return known.inspection
+        return known
     }
 
-    /// Keeps `inspection` when the pointer's `current` answered it, with the statuses of the files it
-    /// came from: `pointerStatus` as taken before the pointer was read, the rest now.
+    /// Keeps `inspection` (and the served payload's `document`, when given) when the pointer's
+    /// `current` answered it, with the statuses of the files it came from: `pointerStatus` as taken
+    /// before the pointer was read, the rest now.
     func remember(
-        _ inspection: FeedReader.Inspection, of layout: GroupLayout, pointerStatus: FileStatus?,
-        fileSystem: any FileSystem
+        _ inspection: FeedReader.Inspection, document: JSONDocument? = nil, of layout: GroupLayout,
+        pointerStatus: FileStatus?, fileSystem: any FileSystem
     ) {
+        // The document shares the payload's bytes and adds its tape.
+        let bytes = document?.footprint ?? inspection.read.served?.compactPayload.count ?? 0
         guard let served = inspection.read.served, !inspection.read.isFallback, inspection.pointed.first == served.id,
-            let pointerStatus, served.compactPayload.count <= byteLimit / 4
+            let pointerStatus, bytes <= byteLimit / 4
         else { return forget(layout.directory) }
         let files = [layout.envelope(served.id)] + served.assets.map { layout.asset(served.id, $0.name) }
         var probes = [ChangeToken.Probe(path: layout.pointer, status: pointerStatus)]
@@ -70,8 +82,7 @@ final class ServedMemo: Sendable {
             guard let status = fileSystem.status(path) else { return forget(layout.directory) }
             probes.append(ChangeToken.Probe(path: path, status: status))
         }
-        let known = Known(
-            inspection: inspection, probes: probes, payloadBytes: served.compactPayload.count, lastUse: 0)
+        let known = Known(inspection: inspection, document: document, probes: probes, payloadBytes: bytes, lastUse: 0)
         store(known, for: layout.directory)
     }
 

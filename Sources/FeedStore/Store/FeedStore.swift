@@ -58,7 +58,7 @@ public final class FeedStore: Sendable {
         let layout = try validatedLayout(group)
         try validate(assets)
         let payload = try parsePayload(payloadJSON)
-        return try publish(layout, compact: payload.document.bytes, schemaVersion, assets, precondition)
+        return try publish(layout, payload.document, schemaVersion, assets, precondition)
     }
 
     /// Publishes a payload parsed by `parsePayload` (the caller linted it already: parsed once).
@@ -68,7 +68,7 @@ public final class FeedStore: Sendable {
     ) throws(PublishError) -> PublishResult {
         let layout = try validatedLayout(group)
         try validate(assets)
-        return try publish(layout, compact: payload.document.bytes, schemaVersion, assets, precondition)
+        return try publish(layout, payload.document, schemaVersion, assets, precondition)
     }
 
     /// `payloadJSON` parsed by this store's rules (`configuration.payloadLimits`), in canonical form.
@@ -79,7 +79,7 @@ public final class FeedStore: Sendable {
     }
 
     private func publish(
-        _ layout: GroupLayout, compact: [UInt8], _ schemaVersion: Int, _ assets: [AssetInput],
+        _ layout: GroupLayout, _ payload: JSONDocument, _ schemaVersion: Int, _ assets: [AssetInput],
         _ precondition: WritePrecondition?
     ) throws(PublishError) -> PublishResult {
         let stored = assets.map {
@@ -88,9 +88,9 @@ public final class FeedStore: Sendable {
                 height: $0.height)
         }
         let draft = FeedPublisher.Draft(
-            schemaVersion: schemaVersion, compactPayload: compact, assets: assets, storedAssets: stored,
+            schemaVersion: schemaVersion, payload: payload, assets: assets, storedAssets: stored,
             fingerprint: Fingerprint.compute(
-                schemaVersion: schemaVersion, compactPayload: compact, assets: stored.map(\.fingerprintLine)))
+                schemaVersion: schemaVersion, compactPayload: payload.bytes, assets: stored.map(\.fingerprintLine)))
         var publisher = FeedPublisher(
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
             clock: clock, schedule: retention)
@@ -175,11 +175,16 @@ public final class FeedStore: Sendable {
         return TypedFeed(generation: generation, payload: payload)
     }
 
-    /// The generation a plain read of `group` serves (any schema), from memory while the files it
-    /// came from are unchanged: what a publish compares itself with, without reading it again.
-    public func servedGeneration(group: String) -> Generation? {
+    /// The generation a plain read of `group` serves (any schema) and its payload as a document,
+    /// from memory while the files they came from are unchanged: what a publish compares itself
+    /// with, without reading and parsing it again. Nil when there is none (or its payload is not JSON).
+    public func servedPayload(group: String) -> (generation: Generation, document: JSONDocument)? {
         guard SafeName.isGroupName(group) else { return nil }
-        return servedMemo.inspect(with: reader(for: group)).read.served
+        let (inspection, kept) = servedMemo.inspectKeeping(with: reader(for: group))
+        guard let served = inspection.read.served,
+            let document = kept ?? (try? JSONDocument(canonical: served.compactPayload))
+        else { return nil }
+        return (served, document)
     }
 
     /// A read plus the token that tells, by one `lstat` of `current.json`, whether it is still
