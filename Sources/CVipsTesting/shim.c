@@ -1,5 +1,6 @@
 #include "CVipsTesting.h"
 #include <vips/vips.h>
+#include <string.h>
 
 // Builds a band from x and y: scale_x * x + scale_y * y + offset, as float.
 static VipsImage *gradient_band(VipsImage *x, VipsImage *y, double scale_x, double scale_y, double offset) {
@@ -98,4 +99,25 @@ CVips_Image *CVipsTesting_decode(const void *buffer, size_t length) {
     VipsImage *memory = vips_image_copy_memory(image);
     g_object_unref(image);
     return (CVips_Image *)memory;
+}
+
+int CVipsTesting_thumbnail_equals(const void *buffer, size_t length, int max_dimension, int managed) {
+    VipsImage *ours = (VipsImage *)CVips_thumbnail(buffer, length, max_dimension);
+    VipsImage *theirs = NULL;
+    int status = managed
+        ? vips_thumbnail_buffer((void *)buffer, length, &theirs, max_dimension, "height", max_dimension,
+                                "export_profile", "srgb", NULL)
+        : vips_thumbnail_buffer((void *)buffer, length, &theirs, max_dimension, "height", max_dimension, NULL);
+    int result = -1;
+    size_t ours_length = 0, theirs_length = 0;
+    void *ours_pixels = ours ? vips_image_write_to_memory(ours, &ours_length) : NULL;
+    void *theirs_pixels = status == 0 ? vips_image_write_to_memory(theirs, &theirs_length) : NULL;
+    if (ours_pixels && theirs_pixels) {
+        result = ours_length == theirs_length && memcmp(ours_pixels, theirs_pixels, ours_length) == 0;
+    }
+    g_free(ours_pixels);
+    g_free(theirs_pixels);
+    if (ours) g_object_unref(ours);
+    if (theirs) g_object_unref(theirs);
+    return result;
 }

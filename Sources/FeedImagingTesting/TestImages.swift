@@ -28,6 +28,16 @@ public enum TestImages {
         return try image.jpeg(quality: quality, progressive: progressive, strip: false)
     }
 
+    /// Whether the server's thumbnail of `bytes` has exactly the pixels of libvips' own, made with
+    /// colour management on (`managed`: `export_profile=srgb`) or off; nil when either fails.
+    public static func thumbnailEqualsLibvips(_ bytes: [UInt8], maxDimension: Int, managed: Bool) throws -> Bool? {
+        try Vips.start()
+        let answer = bytes.withUnsafeBytes {
+            CVipsTesting_thumbnail_equals($0.baseAddress, $0.count, Int32(maxDimension), managed ? 1 : 0)
+        }
+        return answer < 0 ? nil : answer == 1
+    }
+
     /// The same picture as PNG (alpha and 16-bit bands kept, metadata and ICC profile kept);
     /// `palette` makes an 8-bit palette PNG.
     public static func png(width: Int, height: Int, kind: Kind = .rgb, palette: Bool = false) throws -> [UInt8] {

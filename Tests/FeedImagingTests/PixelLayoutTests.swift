@@ -57,6 +57,15 @@ import Testing
         #expect(!image.bytes.containsBytes(Array("iCCP".utf8)), "profile not passed on: the output is plain sRGB")
     }
 
+    @Test func anImageWithoutAProfileIsTakenAsSRGBWithoutATransform() throws {
+        let source = try TestImages.jpeg(width: 1600, height: 1200)
+        #expect(try TestImages.thumbnailEqualsLibvips(source, maxDimension: 512, managed: false) == true)
+        // An sRGB-to-sRGB transform moves some values, so the check can tell the two apart.
+        #expect(try TestImages.thumbnailEqualsLibvips(source, maxDimension: 512, managed: true) == false)
+        let p3 = try TestImages.png(width: 1000, height: 600, kind: .displayP3)
+        #expect(try TestImages.thumbnailEqualsLibvips(p3, maxDimension: 512, managed: true) == true, "profile honoured")
+    }
+
     @Test func concurrentFailuresEachReportTheirOwnReason() async throws {
         let jpeg = try TestImages.jpeg(width: 1200, height: 900)
         let png = try TestImages.png(width: 1200, height: 900)

@@ -20,4 +20,9 @@ int CVipsTesting_save(CVips_Image *image, const char *suffix, void **out, size_t
 /// Decodes an encoded image completely (tests compare pixels after a round trip).
 CVips_Image *CVipsTesting_decode(const void *buffer, size_t length);
 
+/// Whether the server's thumbnail of an encoded image (`CVips_thumbnail`) has exactly the pixels of
+/// libvips' own thumbnail with colour management on (`managed`: export_profile=srgb) or off.
+/// Returns 1 for the same pixels, 0 for others, -1 when either cannot be made.
+int CVipsTesting_thumbnail_equals(const void *buffer, size_t length, int max_dimension, int managed);
+
 #endif
