@@ -142,22 +142,16 @@ CVips_Image *CVips_thumbnail(const void *buffer, size_t length, int max_dimensio
 }
 
 CVips_Image *CVips_thumbnail_file(const char *path, int max_dimension) {
-    // Load options ride in the file name, as libvips parses it.
-    size_t length = strlen(path) + sizeof("[fail_on=truncated]");
-    char *named = malloc(length);
-    if (!named) return NULL;
-    snprintf(named, length, "%s[fail_on=truncated]", path);
+    // fail_on as the thumbnail's own option: libvips 8.14 ignores load options written into the
+    // file name here ("path[fail_on=truncated]"), and would pad a cut-off file with grey.
     VipsImage *image = NULL;
-    VipsImage *header = vips_image_new_from_file(named, NULL);
-    if (!header) {
-        free(named);
-        return NULL;
-    }
+    VipsImage *header = vips_image_new_from_file(path, NULL);
+    if (!header) return NULL;
     int status = needs_colour_management(header)
-        ? vips_thumbnail(named, &image, max_dimension, "height", max_dimension, "size", VIPS_SIZE_DOWN,
-                         "export_profile", "srgb", NULL)
-        : vips_thumbnail(named, &image, max_dimension, "height", max_dimension, "size", VIPS_SIZE_DOWN, NULL);
-    free(named);
+        ? vips_thumbnail(path, &image, max_dimension, "height", max_dimension, "size", VIPS_SIZE_DOWN,
+                         "fail_on", VIPS_FAIL_ON_TRUNCATED, "export_profile", "srgb", NULL)
+        : vips_thumbnail(path, &image, max_dimension, "height", max_dimension, "size", VIPS_SIZE_DOWN, "fail_on",
+                         VIPS_FAIL_ON_TRUNCATED, NULL);
     if (status != 0) return NULL;
     return finish_thumbnail(image);
 }

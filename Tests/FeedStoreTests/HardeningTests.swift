@@ -38,6 +38,19 @@ import Testing
             })
     }
 
+    @Test func aLongLiteralBeyondRangeIsShownCutAndSaidToBe() {
+        let digits = "1" + String(repeating: "0", count: 999)
+        #expect(
+            performing: { _ = try JSONParser.parse(bytes("[\(digits)]")) },
+            throws: { error in
+                (error as? JSONParseError)?.reason
+                    == "number \(digits.prefix(40))… (1000 characters) is beyond the range of a double"
+            })
+        #expect(
+            performing: { _ = try JSONParser.parse(bytes("[1e400]")) },
+            throws: { error in (error as? JSONParseError)?.reason == "number 1e400 is beyond the range of a double" })
+    }
+
     @Test(arguments: [
         "[1e308]", "[-1.7976931348623157e308]", "[1e-400]", "[0." + String(repeating: "0", count: 400) + "1]",
         "[123456789012345678901234567890]", "[1.50]", "[-0]", "[2E-3]",

@@ -191,7 +191,9 @@ struct JSONGrammar<Builder: JSONBuilder> {
         if position - start > 308 || literal.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
             let text = String(decoding: literal, as: UTF8.self)
             guard Double(text)?.isFinite == true else {
-                throw JSONParseError(offset: start, reason: "number \(text.prefix(40)) is beyond the range of a double")
+                // A long literal is shown cut, and said to be: the cut alone reads as the number sent.
+                let shown = text.count > 40 ? "\(text.prefix(40))… (\(text.count) characters)" : text
+                throw JSONParseError(offset: start, reason: "number \(shown) is beyond the range of a double")
             }
         }
         return range
