@@ -113,6 +113,17 @@ import Testing
         #expect(memo.payloadBytes == 6)
     }
 
+    @Test func aPayloadParsedByAMoreLenientStoreIsCheckedAgainstThisOnesLimits() throws {
+        let temporary = TemporaryDirectory()
+        let lenient = FeedStore(root: temporary.path + "/a")
+        let strict = FeedStore(
+            root: temporary.path + "/b", configuration: FeedStoreConfiguration(maxPayloadDepth: 2))
+        let deep = try lenient.parsePayload(bytes("[[[1]]]"))
+        #expect(wrote(try lenient.publish(group: "g", payload: deep)))
+        #expect(throws: PublishError.self) { try strict.publish(group: "g", payload: deep) }
+        #expect(wrote(try strict.publish(group: "g", payload: try lenient.parsePayload(bytes("[[1]]")))))
+    }
+
     @Test func aProfileIsReadOnceAndAReplacementIsSeen() throws {
         let (store, recorder, root, temporary) = recordedStore()
         defer { _ = temporary }

@@ -6,8 +6,8 @@ import FeedStore
 /// WidgetKit for a reload and spends one of the day's budget.
 enum ReloadCheck {
     /// The warning when `upload` (its payload parsed: `new`) changes the served feed's content but
-    /// not its view; nil when
-    /// it shows something new, changes nothing (the publish is `unchanged`), or there is no feed.
+    /// not its view; nil when it shows something new, changes nothing (the publish is
+    /// `unchanged`), or there is no feed.
     static func invisibleChange(
         _ upload: AssetUpload, payload new: JSONDocument, group: String, profile: WidgetProfile, store: FeedStore
     ) -> LintWarning? {

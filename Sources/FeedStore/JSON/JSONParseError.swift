@@ -16,7 +16,7 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
 }
 
 /// Bounds that keep a hostile document from costing unbounded stack or memory.
-public struct JSONLimits: Sendable {
+public struct JSONLimits: Sendable, Equatable {
     /// Deepest nesting of arrays and objects accepted.
     public var maxDepth: Int
     /// Largest document accepted, in bytes.

@@ -3,4 +3,6 @@
 public struct ParsedPayload: Sendable {
     /// The payload as a document; its `bytes` are the canonical compact form the store writes.
     public let document: JSONDocument
+    /// The limits it was parsed within (a store with stricter ones parses it again).
+    let limits: JSONLimits
 }

@@ -61,20 +61,23 @@ public final class FeedStore: Sendable {
         return try publish(layout, payload.document, schemaVersion, assets, precondition)
     }
 
-    /// Publishes a payload parsed by `parsePayload` (the caller linted it already: parsed once).
+    /// Publishes a payload parsed by `parsePayload` (the caller linted it already: parsed once; one
+    /// parsed by a store with other limits is parsed again by this one's).
     public func publish(
         group: String, payload: ParsedPayload, schemaVersion: Int = 1, assets: [AssetInput] = [],
         precondition: WritePrecondition? = nil
     ) throws(PublishError) -> PublishResult {
         let layout = try validatedLayout(group)
         try validate(assets)
-        return try publish(layout, payload.document, schemaVersion, assets, precondition)
+        let checked = payload.limits == configuration.payloadLimits ? payload : try parsePayload(payload.document.bytes)
+        return try publish(layout, checked.document, schemaVersion, assets, precondition)
     }
 
     /// `payloadJSON` parsed by this store's rules (`configuration.payloadLimits`), in canonical form.
     public func parsePayload(_ payloadJSON: [UInt8]) throws(PublishError) -> ParsedPayload {
         do {
-            return ParsedPayload(document: try JSONDocument.parse(payloadJSON, limits: configuration.payloadLimits))
+            let limits = configuration.payloadLimits
+            return ParsedPayload(document: try JSONDocument.parse(payloadJSON, limits: limits), limits: limits)
         } catch { throw .invalidPayload(error) }
     }
 
@@ -375,29 +378,4 @@ public struct ResolvedAsset: Equatable, Sendable {
     public var path: String
     /// Its size in bytes, as the generation lists it.
     public var bytes: Int
-}
-
-extension FeedStore {
-    /// Creates the root folder (and missing parents) and proves it writable by creating and
-    /// removing a probe file; throws the first failure so the server can refuse to start.
-    public func prepareRoot() throws(FileSystemError) {
-        var path = root.hasPrefix("/") ? "" : "."
-        for component in root.split(separator: "/") {
-            path += "/" + component
-            do { try fileSystem.ensureDirectory(path) } catch {
-                throw error as? FileSystemError ?? FileSystemError(kind: .other, operation: "mkdir", path: path)
-            }
-        }
-        // A name of this process's own: two servers starting on one root must not remove each
-        // other's probe (the second would then fail its own removal and refuse to start).
-        let probe = GroupLayout(
-            root: root, group: ".feed-server-write-probe-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        ).directory
-        do {
-            try fileSystem.writeFileDurably(probe, contents: [])
-            try fileSystem.removeTree(probe)
-        } catch {
-            throw error as? FileSystemError ?? FileSystemError(kind: .other, operation: "write probe", path: probe)
-        }
-    }
 }
