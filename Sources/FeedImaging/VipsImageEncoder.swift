@@ -86,14 +86,37 @@ final class VipsRenderer: ImageRendering {
     }
 
     func render(maxDimension: Int, quality: Int) throws(AssetEncodingError) -> EncodedImage {
-        let key = EncodeCache.Key(
+        let key = cacheKey(maxDimension: maxDimension, quality: quality)
+        if case .cached(let image) = cache.claim(key) { return image }
+        return try encode(key, maxDimension: maxDimension, quality: quality)
+    }
+
+    /// Encodes into the cache unless it is cached or being encoded by another thread (whose
+    /// result `render` waits for): work ahead of the packing pass, which never waits for itself.
+    func warm(maxDimension: Int, quality: Int) {
+        let key = cacheKey(maxDimension: maxDimension, quality: quality)
+        guard case .claimed = cache.claim(key, waiting: false) else { return }
+        _ = try? encode(key, maxDimension: maxDimension, quality: quality)
+    }
+
+    private func cacheKey(maxDimension: Int, quality: Int) -> EncodeCache.Key {
+        EncodeCache.Key(
             sourceHash: sourceHash, format: format, maxDimension: maxDimension, quality: format == .jpeg ? quality : 0)
-        if let cached = cache.lookup(key) { return cached }
+    }
+
+    /// Encodes under the caller's claim on `key`, filling it (with nothing when it fails).
+    private func encode(
+        _ key: EncodeCache.Key, maxDimension: Int, quality: Int
+    ) throws(AssetEncodingError)
+        -> EncodedImage
+    {
+        var image: EncodedImage?
+        defer { cache.fill(key, with: image) }
         let thumbnail = try self.thumbnail(maxDimension)
         let bytes = format == .jpeg ? try thumbnail.jpeg(quality: quality) : try thumbnail.png()
-        let image = EncodedImage(bytes: bytes, width: thumbnail.width, height: thumbnail.height)
-        cache.store(key, image)
-        return image
+        let encoded = EncodedImage(bytes: bytes, width: thumbnail.width, height: thumbnail.height)
+        image = encoded
+        return encoded
     }
 
     /// Drops the decoded thumbnails (the encoded bytes stay in the encode cache). A renderer
@@ -118,63 +141,14 @@ final class VipsRenderer: ImageRendering {
     }
 }
 
-/// Recent encodes keyed by source hash and settings, bounded by bytes (oldest evicted first),
-/// so re-publishing the same photos costs hashing, not decoding.
-final class EncodeCache: Sendable {
-    struct Key: Hashable, Sendable {
-        var sourceHash: String
-        var format: ImageFormat
-        var maxDimension: Int
-        var quality: Int
-    }
-
-    private struct State {
-        var entries: [Key: EncodedImage] = [:]
-        var order: [Key] = []
-        var bytes = 0
-        var hits = 0
-        var misses = 0
-    }
-
-    private let state = Lock(State())
-    private let capacityBytes: Int
-
-    init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
-
-    var hits: Int { state.withLock { $0.hits } }
-    var misses: Int { state.withLock { $0.misses } }
-
-    func lookup(_ key: Key) -> EncodedImage? {
-        state.withLock { state in
-            guard let image = state.entries[key] else {
-                state.misses += 1
-                return nil
-            }
-            state.hits += 1
-            return image
-        }
-    }
-
-    func store(_ key: Key, _ image: EncodedImage) {
-        guard image.bytes.count <= capacityBytes else { return }
-        state.withLock { state in
-            guard state.entries[key] == nil else { return }
-            state.entries[key] = image
-            state.order.append(key)
-            state.bytes += image.bytes.count
-            while state.bytes > capacityBytes, !state.order.isEmpty {
-                let oldest = state.order.removeFirst()
-                state.bytes -= state.entries.removeValue(forKey: oldest)?.bytes.count ?? 0
-            }
-        }
-    }
-}
-
 extension VipsImageEncoder {
     /// Packs with the budget's policy after preparing every candidate (header checked, source
     /// hashed once, first attempt encoded) on `threads` threads: the greedy pass that follows
-    /// reuses those renderers and mostly reads the cache.
-    public func pack(_ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int) -> AssetBudget.Result {
+    /// reuses those renderers and mostly reads the cache. The upload's `prefetch` thread, when
+    /// one still runs, becomes one of the `threads`, so no more images are decoded at once.
+    public func pack(
+        _ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int, prefetch: ImagePrefetchBatch? = nil
+    ) -> AssetBudget.Result {
         let prepared = PreparedRenderers(count: candidates.count)
         let formats = candidates.map { outputFormat(name: $0.name, source: $0.source) }
         let next = Atomic<Int>(0)
@@ -186,18 +160,20 @@ extension VipsImageEncoder {
                 guard let format = formats[index] else { continue }
                 let outcome = Result { () throws(AssetEncodingError) -> any ImageRendering in
                     let renderer = try self.vipsRenderer(for: candidate.source, format: format)
-                    _ = try? renderer.render(
-                        maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
+                    renderer.warm(maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
                     renderer.releaseDecoded()
                     return renderer
                 }
                 prepared.set(index, outcome)
             }
         }
+        let lent = prefetch?.lend(work) ?? false
         // A helper that cannot start leaves its share to the others and this thread.
-        let helpers = (1..<max(1, min(threads, candidates.count))).compactMap { _ in Worker(work) }
+        let wanted = min(threads, candidates.count) - 1 - (lent ? 1 : 0)
+        let helpers = (0..<max(0, wanted)).compactMap { _ in Worker(work) }
         work()
         for helper in helpers { helper.join() }
+        if lent { prefetch?.waitForLentWork() }
         return budget.pack(candidates, formats: formats) { index, format throws(AssetEncodingError) in
             if let outcome = prepared.get(index) { return try outcome.get() }
             return try self.renderer(for: candidates[index].source, format: format)

@@ -35,6 +35,10 @@ final class Server: Sendable {
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
     let options: ServerOptions
+    /// The image encoder every publish, seed and archive shares.
+    let encoder: VipsImageEncoder
+    /// Decodes multipart publishes' images while their bodies arrive.
+    let prefetcher: ImagePrefetcher
 
     /// Prepares the root, builds the routes and starts listening.
     init(options: ServerOptions) throws {
@@ -109,6 +113,11 @@ final class Server: Sendable {
             maxBodyBytes: transport.maxBodyBytes, lint: lint)
         feeds.lab = faultLab
         feeds.memory = memoryBudget
+        // The upload holds a core while it arrives; the prefetch takes the others.
+        let prefetcher = ImagePrefetcher(encoder: encoder, maxThreads: max(1, threads - 1))
+        feeds.prefetcher = prefetcher
+        self.encoder = encoder
+        self.prefetcher = prefetcher
         // --seed: every group published before the first request; --watch follows edits.
         var watcher: SeedWatcher?
         if let seed = options.seed {

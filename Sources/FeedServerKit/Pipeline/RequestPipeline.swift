@@ -58,7 +58,9 @@ final class RequestPipeline: HTTPResponder {
                 routeIndex = route.index
                 try authorization.check(head, route: route.name)
                 guard let policy = route.bodies[head.method] else { return .discard }
-                return .accept(limit: try policy.judge(mediaType: head.mediaType, bytes: declaredLength))
+                let limit = try policy.judge(mediaType: head.mediaType, bytes: declaredLength)
+                let observer = head.mediaType == "multipart/form-data" ? policy.parts?(head) : nil
+                return .accept(limit: limit, parts: observer)
             }
         } catch {
             return .refuse(finished(error.response, routeIndex: routeIndex, request: head))

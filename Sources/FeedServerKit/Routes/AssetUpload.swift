@@ -61,7 +61,8 @@ struct AssetUpload {
 
     /// Splits the parts, checks names, and packs the images.
     static func prepare(
-        parts: [MultipartPart], options: Options, encoder: VipsImageEncoder, threads: Int
+        parts: [MultipartPart], options: Options, encoder: VipsImageEncoder, threads: Int,
+        prefetch: ImagePrefetchBatch? = nil
     ) throws(Problem)
         -> AssetUpload
     {
@@ -82,19 +83,23 @@ struct AssetUpload {
             candidates.append(AssetBudget.Candidate(name: name, source: part.source))
         }
         guard let payload else { throw Problem.missingPayloadPart }
-        return try pack(payload: payload, candidates: candidates, options: options, encoder: encoder, threads: threads)
+        return try pack(
+            payload: payload, candidates: candidates, options: options, encoder: encoder, threads: threads,
+            prefetch: prefetch)
     }
 
     /// Packs checked, uniquely named candidates under the options' budget (as they are with
     /// `raw`); with `strict`, a skipped asset is a 422. Multipart publishes, seed folders and
     /// archives all come through here, so the same files always pack to the same bytes.
     static func pack(
-        payload: [UInt8], candidates: [AssetBudget.Candidate], options: Options, encoder: VipsImageEncoder, threads: Int
+        payload: [UInt8], candidates: [AssetBudget.Candidate], options: Options, encoder: VipsImageEncoder,
+        threads: Int,
+        prefetch: ImagePrefetchBatch? = nil
     ) throws(Problem) -> AssetUpload {
         let packing =
             options.raw
             ? options.budget.packRaw(candidates, encoder: encoder)
-            : encoder.pack(candidates, budget: options.budget, threads: threads)
+            : encoder.pack(candidates, budget: options.budget, threads: threads, prefetch: prefetch)
         return try checked(payload: payload, packing: packing, options: options)
     }
 

@@ -116,12 +116,22 @@ public final class UploadFolder: Sendable {
 }
 
 /// A file written piece by piece as a body arrives, hashed on the way (SHA-256); owns its
-/// descriptor (`open` in init, `close` in `finish` or deinit).
+/// descriptor (`open` in init, `close` in `finish` or deinit) and its write buffer.
+///
+/// Pieces arrive as libmicrohttpd reads them, about 8 KB each: written one by one, each would be
+/// a `write` that ends inside a page, which the kernel zeroes first. Gathered into
+/// `bufferBytes`, every write but the last covers whole pages.
 public final class StreamingFile {
+    /// The size of each `write` but the last.
+    public static let bufferBytes = 32 << 10
+
     private var descriptor: Int32
     private var hasher = SHA256Hasher()
     private let path: String
-    /// Bytes written so far.
+    /// Bytes gathered and not yet written (allocated at the first append, freed by `finish`).
+    private var buffer: UnsafeMutableRawBufferPointer?
+    private var buffered = 0
+    /// Bytes appended so far.
     public private(set) var byteCount = 0
 
     init(path: String) throws {
@@ -131,26 +141,55 @@ public final class StreamingFile {
         }
     }
 
-    /// Appends bytes (`write`, retried until all are written).
+    /// Appends bytes: gathered, and written whenever the buffer fills.
     public func append(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        var written = 0
-        while written < bytes.count {
-            written += try Syscall.run("write", path) { write(descriptor, base + written, bytes.count - written) }
-        }
-        hasher.update(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+        guard bytes.baseAddress != nil, !bytes.isEmpty else { return }
+        hasher.update(bytes.assumingMemoryBound(to: UInt8.self))
         byteCount += bytes.count
+        let buffer = self.buffer ?? .allocate(byteCount: Self.bufferBytes, alignment: 16)
+        self.buffer = buffer
+        var taken = 0
+        while taken < bytes.count {
+            let count = min(bytes.count - taken, buffer.count - buffered)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<buffered + count])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[taken..<taken + count]))
+            buffered += count
+            taken += count
+            if buffered == buffer.count { try writeBuffered() }
+        }
     }
 
-    /// Closes the file and describes it. (Not flushed: an upload is thrown away after its request.)
+    /// Writes what is gathered (`write`, retried until all is written).
+    private func writeBuffered() throws {
+        guard let base = buffer?.baseAddress else { return }
+        var written = 0
+        while written < buffered {
+            written += try Syscall.run("write", path) { write(descriptor, base + written, buffered - written) }
+        }
+        buffered = 0
+    }
+
+    /// Writes what is gathered, closes the file and describes it. (Not flushed: an upload is
+    /// thrown away after its request.)
     public func finish() throws -> UploadedFile {
+        defer { releaseBuffer() }
+        try writeBuffered()
         let fd = descriptor
         descriptor = -1
         try Syscall.close(fd, path)
         return UploadedFile(path: path, byteCount: byteCount, sha256: HexEncoding.lowercase(hasher.finalize()))
     }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
+    private func releaseBuffer() {
+        buffer?.deallocate()
+        buffer = nil
+        buffered = 0
+    }
+
+    deinit {
+        releaseBuffer()
+        if descriptor >= 0 { close(descriptor) }
+    }
 }
 
 /// A finished upload file: where it is, its size, its SHA-256.

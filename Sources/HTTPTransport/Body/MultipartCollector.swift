@@ -52,18 +52,22 @@ package final class MultipartCollector: @unchecked Sendable {
     package private(set) var folder: (any UploadFolderHandle)?
     private var openFile: (any UploadFileWriter)?
     private var openFileBytes = 0
+    /// Told of each file part as it completes; handed to the request with the parts.
+    package let observer: (any MultipartPartObserver)?
 
     /// Creates a collector for the connection's body (a boundary is needed); asset parts go to
     /// files in a folder of `storage`, the `payload` part stays in memory (all such parts together
-    /// at most `maxMemoryPartBytes`). Without storage every part stays in memory.
+    /// at most `maxMemoryPartBytes`). Without storage every part stays in memory. `observer` hears
+    /// of each file part as it completes.
     package init(
         connection: OpaquePointer, maxParts: Int, maxMemoryPartBytes: Int = .max, memoryBudget: InflightBudget? = nil,
-        storage: (any UploadStorage)? = nil
+        storage: (any UploadStorage)? = nil, observer: (any MultipartPartObserver)? = nil
     ) {
         self.maxParts = maxParts
         self.maxMemoryPartBytes = maxMemoryPartBytes
         self.memoryBudget = memoryBudget
         self.storage = storage
+        self.observer = observer
         processor = MHD_create_post_processor(
             connection, 64 << 10, partIterator, Unmanaged.passUnretained(self).toOpaque())
         if processor == nil { refusal = .malformedMultipart(.noBoundary) }
@@ -71,12 +75,14 @@ package final class MultipartCollector: @unchecked Sendable {
 
     /// A collector with no libmicrohttpd behind it, for feeding pieces directly in tests.
     package init(
-        forTestingWithMaxParts maxParts: Int, memoryBudget: InflightBudget? = nil, storage: (any UploadStorage)? = nil
+        forTestingWithMaxParts maxParts: Int, memoryBudget: InflightBudget? = nil, storage: (any UploadStorage)? = nil,
+        observer: (any MultipartPartObserver)? = nil
     ) {
         self.maxParts = maxParts
         maxMemoryPartBytes = .max
         self.memoryBudget = memoryBudget
         self.storage = storage
+        self.observer = observer
         processor = nil
     }
 
@@ -97,7 +103,7 @@ package final class MultipartCollector: @unchecked Sendable {
                 refusal = .malformedMultipart(.unterminated)
             }
         }
-        if refusal == nil { closeOpenFile() }
+        if refusal == nil { closeOpenFile(announcing: false) }
         if let refusal { throw refusal }
         return parts
     }
@@ -118,7 +124,7 @@ package final class MultipartCollector: @unchecked Sendable {
                 refusal = .tooManyParts(maxParts)
                 return false
             }
-            closeOpenFile()
+            closeOpenFile(announcing: true)
             guard refusal == nil else { return false }
             parts.append(MultipartPart(name: name, filename: filename, contentType: contentType, bytes: []))
             if name != "payload", let storage { startFile(storage) }
@@ -169,13 +175,16 @@ package final class MultipartCollector: @unchecked Sendable {
         return true
     }
 
-    /// Finishes the file of the part before, recording it in that part.
-    private func closeOpenFile() {
+    /// Finishes the file of the part before, recording it in that part, and tells the observer
+    /// when `announcing`.
+    private func closeOpenFile(announcing: Bool) {
         guard let file = openFile else { return }
         openFile = nil
         do throws(UploadStorageError) { parts[parts.count - 1].file = try file.finish() } catch {
             refusal = .uploadNotStored(reason: error.reason)
+            return
         }
+        if announcing, let observer, let folder { observer.partStored(parts[parts.count - 1], in: folder) }
     }
 
     /// Hands the memory budget this collector holds to the caller, who gives it back once the

@@ -104,7 +104,8 @@ package final class ServedVersion: @unchecked Sendable {
 /// What the head of a request with a body decided.
 package enum BodyAdmission: Sendable {
     /// Read the body; at most `limit` bytes of it when the route says (nil: the transport's limit).
-    case accept(limit: Int?)
+    /// A multipart body's parts are announced to `parts` as they arrive.
+    case accept(limit: Int?, parts: (any MultipartPartObserver)? = nil)
     /// Answer with this, without keeping the body.
     case refuse(HTTPResponse)
     /// The route takes no body: read it and drop it (bounded as a drain), then answer as usual.

@@ -149,9 +149,11 @@ struct RequestDriver {
         let maxBody = context.settings.maxBodyBytes
         let admission: Machine.Admission
         var accepted = maxBody
+        var observer: (any MultipartPartObserver)?
         switch context.responder.admitBody(request(), declaredLength: declaredLength) {
-        case .accept(let limit):
+        case .accept(let limit, let parts):
             accepted = min(limit ?? maxBody, maxBody)
+            observer = parts
             admission = .accept(limit: accepted)
         case .refuse(let answer): admission = .refuse(BoxedAnswer(answer))
         case .discard: admission = .discard
@@ -162,7 +164,9 @@ struct RequestDriver {
         case .drain:
             return mhdYes
         case .receive:
-            openSink(state, contentType: contentType, expecting: declaredLength.map { min($0, accepted) })
+            openSink(
+                state, contentType: contentType, expecting: declaredLength.map { min($0, accepted) }, observer: observer
+            )
             return mhdYes
         case .close:
             return mhdNo
@@ -173,13 +177,16 @@ struct RequestDriver {
     /// buffer of the declared length (within the route's limit), so a body kept whole never
     /// regrows (a 16 MiB body read into a doubling array ended in 32 MiB of it). Its pages are
     /// mapped as the bytes arrive: a length declared and not sent costs address space, not memory.
-    private func openSink(_ state: ConnectionState, contentType: UnsafePointer<CChar>?, expecting length: Int?) {
+    private func openSink(
+        _ state: ConnectionState, contentType: UnsafePointer<CChar>?, expecting length: Int?,
+        observer: (any MultipartPartObserver)?
+    ) {
         if isMultipart(contentType) {
             state.sink = .multipart(
                 MultipartCollector(
                     connection: connection, maxParts: context.settings.maxParts,
                     maxMemoryPartBytes: context.settings.maxMemoryPartBytes, memoryBudget: context.memoryBudget,
-                    storage: context.uploads))
+                    storage: context.uploads, observer: observer))
             return
         }
         guard let uploads = context.uploads, let type = mediaType(contentType), BodySpool.mediaTypes.contains(type)
@@ -202,7 +209,9 @@ struct RequestDriver {
             switch sink {
             case .multipart(let collector):
                 state.memoryHeld += collector.takeMemoryReservation()
-                return handle(request(parts: try collector.finish(), uploads: collector.folder), state)
+                var request = request(parts: try collector.finish(), uploads: collector.folder)
+                request.partObserver = collector.observer
+                return handle(request, state)
             case .spool(let spool):
                 return handle(request(bodyFile: try spool.finish(), uploads: spool.folder), state)
             case .buffer:

@@ -19,6 +19,8 @@ package struct HTTPRequest: Sendable {
     /// The body as a file in `uploads`, for media types the daemon spools (`BodySpool`); the
     /// body is then not in `body`.
     package var bodyFile: StoredUpload? = nil
+    /// What heard of a multipart body's parts as they arrived (`BodyAdmission.accept`).
+    package var partObserver: (any MultipartPartObserver)? = nil
     /// The client's IP address, for requests that change something (a journal records it);
     /// nil for reads, which never pay for it.
     package var clientAddress: String? = nil

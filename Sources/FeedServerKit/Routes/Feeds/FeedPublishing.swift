@@ -4,15 +4,20 @@ import HTTPTransport
 /// `PUT /feeds/{group}`: a JSON or multipart publish, linted, written, answered.
 extension FeedRoutes {
     /// What a publish takes, judged from the head: a JSON payload up to the feed.json limit, or
-    /// a multipart body up to `--max-body-bytes`.
+    /// a multipart body up to `--max-body-bytes`, whose images start decoding as they arrive.
     var publishBodies: BodyPolicy {
-        BodyPolicy(
+        var observer: (@Sendable (HTTPRequest) -> (any MultipartPartObserver)?)?
+        if let prefetcher {
+            observer = { head in UploadPrefetch.observer(for: head, prefetcher: prefetcher) }
+        }
+        return BodyPolicy(
             limits: ["application/json": store.configuration.maxFeedBytes, "multipart/form-data": maxBodyBytes],
             unsupported: { sent in .unsupportedPublishType(sent) },
             tooLarge: { [maxFeedBytes = store.configuration.maxFeedBytes] bytes, limit in
                 limit == maxFeedBytes
                     ? .jsonPayloadTooLarge(bytes: bytes, limit: limit) : .bodyTooLarge(bytes: bytes, limit: limit)
-            })
+            },
+            parts: observer)
     }
 
     /// What every publish reads from its request line and head, checked before any state is
@@ -54,7 +59,9 @@ extension FeedRoutes {
             upload = AssetUpload(payload: request.body, packing: AssetBudget.Result())
         case "multipart/form-data":
             upload = try AssetUpload.prepare(
-                parts: request.parts ?? [], options: parameters.uploadOptions, encoder: encoder, threads: imagingThreads
+                parts: request.parts ?? [], options: parameters.uploadOptions, encoder: encoder,
+                threads: imagingThreads,
+                prefetch: (request.partObserver as? UploadPrefetch)?.batch
             )
         default:
             throw Problem.unsupportedPublishType(request.headers["Content-Type"])

@@ -19,6 +19,8 @@ struct FeedRoutes: Sendable {
     let warningsCache = ListingCache<WarningsInputs>()
     /// The platform-limit check every publish answer reports (`--android-screen`).
     let lint: FeedLint
+    /// Decodes a multipart publish's images while its body arrives (nil: after it).
+    var prefetcher: ImagePrefetcher? = nil
     /// `--fault-lab`: writes to a group it holds are refused at once (nil: no lab).
     var lab: FaultLab? = nil
     /// The memory budget bodies kept in memory count against (the transport's), which a publish
