@@ -7,7 +7,8 @@ import Synchronization
 /// finds it. Without it every decode would start after the last byte arrived.
 ///
 /// At most `maxThreads` prefetch threads run at once for the whole server, one per upload; an
-/// upload that finds none free leaves its images to its pack.
+/// upload that finds none free leaves its images to its pack. While any pack runs, whose threads
+/// take every core, no image is prefetched: it would add its decode's memory and gain nothing.
 public final class ImagePrefetcher: Sendable {
     let encoder: VipsImageEncoder
     private let freeThreads: Atomic<Int>
@@ -64,6 +65,7 @@ public final class ImagePrefetchBatch: @unchecked Sendable {
     /// Queues the image named `name` (its name decides the stored format); `owner` is kept
     /// until it is encoded or dropped.
     public func add(name: String, source: AssetSource, owner: (any AnyObject & Sendable)? = nil) {
+        guard !prefetcher.encoder.isPacking else { return }
         let job = Job(name: name, source: source, owner: owner)
         guard lock.withLock({ queue.add(job) }) == .startWorker else { return }
         guard prefetcher.takeThread() else { return noWorker() }
@@ -112,6 +114,8 @@ public final class ImagePrefetchBatch: @unchecked Sendable {
         while let step = lock.withLock({ queue.next() }) {
             switch step {
             case .prefetch(let job):
+                // Left to the pack when another pack runs meanwhile.
+                guard !prefetcher.encoder.isPacking else { continue }
                 prefetcher.encoder.encodeFirstAttempt(name: job.name, source: job.source, budget: budget)
             case .help(let lent):
                 lent()

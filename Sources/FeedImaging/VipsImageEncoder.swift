@@ -15,6 +15,11 @@ public final class VipsImageEncoder: ImageEncoding {
     /// Sources with more pixels than this are refused from their header, before any decoding.
     public let maxPixels: Int
     private let cache: EncodeCache
+    /// Packs in progress (a prefetch stands aside while any runs).
+    private let packs = Atomic<Int>(0)
+
+    /// Whether a pack is running: its threads take every core already.
+    var isPacking: Bool { packs.load(ordering: .relaxed) > 0 }
 
     /// Starts libvips (once per process) and creates an encoder with an encode cache of `cacheBytes`.
     public init(maxPixels: Int = 40_000_000, cacheBytes: Int = 64 << 20) throws(AssetEncodingError) {
@@ -149,6 +154,8 @@ extension VipsImageEncoder {
     public func pack(
         _ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int, prefetch: ImagePrefetchBatch? = nil
     ) -> AssetBudget.Result {
+        packs.add(1, ordering: .relaxed)
+        defer { packs.subtract(1, ordering: .relaxed) }
         let prepared = PreparedRenderers(count: candidates.count)
         let formats = candidates.map { outputFormat(name: $0.name, source: $0.source) }
         let next = Atomic<Int>(0)

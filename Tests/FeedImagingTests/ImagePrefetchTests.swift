@@ -97,4 +97,26 @@ import Testing
             #expect(packed.packed.count == candidates.count && encoder.encodes == candidates.count)
         }
     }
+
+    @Test func nothingIsPrefetchedWhileAPackRuns() throws {
+        try withUploads { folder, candidates in
+            let encoder = try VipsImageEncoder()
+            let prefetcher = ImagePrefetcher(encoder: encoder, maxThreads: 1)
+            let big = (0..<6).map { try! TestImages.jpeg(width: 3000, height: 2000 + $0) }
+            let packing = try #require(
+                Worker {
+                    _ = encoder.pack(
+                        big.map { .init(name: "b.jpg", source: .bytes($0)) }, budget: AssetBudget(), threads: 2)
+                })
+            waitUntil { encoder.isPacking }
+            let batch = prefetcher.batch(budget: AssetBudget())
+            batch.add(name: candidates[0].name, source: candidates[0].source, owner: folder)
+            let freeAfterAdd = prefetcher.freeThreadCount
+            let stillPacking = encoder.isPacking
+            packing.join()
+            #expect(stillPacking, "the pack of six 6-megapixel photos outlasts an add")
+            #expect(freeAfterAdd == 1, "no prefetch thread started beside the pack")
+            #expect(encoder.encodes == big.count, "and nothing but the pack's images encoded")
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import FeedImagingTesting
 import Foundation
 import Testing
 
@@ -30,6 +31,41 @@ import Testing
         for index in 0..<6 { #expect(try client.request("DELETE", "/feeds/g\(index)").status == 204) }
         let after = Self.residentMiB(pid)
         #expect(after < idle + 40, "resident \(idle) MiB idle, \(after) MiB after the feeds were deleted")
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+    }
+
+    /// glibc's thread arenas in a process: its 64 MiB-aligned heaps in /proc/<pid>/maps.
+    private static func threadArenas(_ pid: Int32) -> Int {
+        let maps = (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? ""
+        let heapBytes: UInt = 64 << 20
+        var heaps = Set<UInt>()
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 5, fields[1] == "rw-p" || fields[1] == "---p" else { continue }  // anonymous
+            let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
+            guard bounds.count == 2 else { continue }
+            let base = bounds[0] & ~(heapBytes - 1)
+            if bounds[0] == base || bounds[1] - base == heapBytes, bounds[1] - base <= heapBytes { heaps.insert(base) }
+        }
+        return heaps.count
+    }
+
+    /// Images decoded on many threads leave no more arenas than cores (by default glibc allowed
+    /// eight per core: one photo publish left 15).
+    @Test(.enabled(if: !underAddressSanitizer && dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") == nil))
+    func imagesDecodedOnManyThreadsLeaveNoMoreArenasThanCores() throws {
+        let scratch = ScratchDirectory()
+        let child = try ChildServer(arguments: ["--port", "0", "--root", scratch.path + "/data", "--access-log", "off"])
+        let client = HTTPTestClient(port: try child.waitForPort())
+        var body = MultipartBody()
+        body.field("payload", "[1]", contentType: "application/json")
+        for index in 0..<6 {
+            body.file("p\(index)", filename: "p\(index).jpg", try TestImages.jpeg(width: 1800, height: 1200 + index))
+        }
+        #expect(try client.putMultipart("/feeds/g", body).status == 201)
+        let arenas = Self.threadArenas(child.process.processIdentifier)
+        #expect(arenas >= 1 && arenas <= Int(AllocatorTuning.arenaLimit), "\(arenas) thread arenas")
         child.signal(SIGTERM)
         #expect(child.waitForExit() == 0)
     }
