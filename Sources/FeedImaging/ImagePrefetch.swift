@@ -42,11 +42,12 @@ public final class ImagePrefetcher: Sendable {
 /// One upload's images, encoded in arrival order on one thread until the pack lends that thread
 /// its own work or the upload is cancelled.
 public final class ImagePrefetchBatch: @unchecked Sendable {
+    /// An image to encode. Its file lives in the request's upload folder, which the request
+    /// removes when it ends: a job then fails, unseen, and a running one reads on from its
+    /// open descriptor.
     struct Job: Sendable {
         var name: String
         var source: AssetSource
-        /// Keeps the source's file (its upload folder) while the job waits and runs.
-        var owner: (any AnyObject & Sendable)?
     }
 
     typealias Queue = PrefetchQueue<Job, @Sendable () -> Void>
@@ -62,11 +63,10 @@ public final class ImagePrefetchBatch: @unchecked Sendable {
         self.budget = budget
     }
 
-    /// Queues the image named `name` (its name decides the stored format); `owner` is kept
-    /// until it is encoded or dropped.
-    public func add(name: String, source: AssetSource, owner: (any AnyObject & Sendable)? = nil) {
+    /// Queues the image named `name` (its name decides the stored format).
+    public func add(name: String, source: AssetSource) {
         guard !prefetcher.encoder.isPacking else { return }
-        let job = Job(name: name, source: source, owner: owner)
+        let job = Job(name: name, source: source)
         guard lock.withLock({ queue.add(job) }) == .startWorker else { return }
         guard prefetcher.takeThread() else { return noWorker() }
         do {
@@ -93,7 +93,7 @@ public final class ImagePrefetchBatch: @unchecked Sendable {
     /// Drops the images not begun (the one being encoded finishes): the upload was refused, its
     /// client left, or its publish is done.
     public func cancel() {
-        _ = lock.withLock { queue.cancel() }  // the jobs (and their folders) are released unlocked
+        _ = lock.withLock { queue.cancel() }
     }
 
     /// Has the running prefetch thread, after its current image, run `work` instead of the
@@ -111,7 +111,7 @@ public final class ImagePrefetchBatch: @unchecked Sendable {
     }
 
     private func work() {
-        while let step = lock.withLock({ queue.next() }) {
+        while let step = nextStep() {
             switch step {
             case .prefetch(let job):
                 // Left to the pack when another pack runs meanwhile.
@@ -125,7 +125,16 @@ public final class ImagePrefetchBatch: @unchecked Sendable {
                 }
             }
         }
-        prefetcher.giveThread()
+    }
+
+    /// The worker's next step; when there is none, its thread is given back before another
+    /// `add` can find the queue idle and ask for one.
+    private func nextStep() -> Queue.Step? {
+        lock.withLock {
+            let step = queue.next()
+            if step == nil { prefetcher.giveThread() }
+            return step
+        }
     }
 }
 

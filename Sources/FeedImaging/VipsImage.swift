@@ -13,6 +13,13 @@ package final class VipsImage {
         handle = try VipsErrorIsolation.run(action, make)
     }
 
+    /// Takes ownership of the handle `make` returns; nil when it returns NULL, without libvips'
+    /// error text (no second run to isolate it: for work whose failure is met again later).
+    package init?(quietly make: () -> OpaquePointer?) {
+        guard let handle = VipsErrorIsolation.runQuietly(make) else { return nil }
+        self.handle = handle
+    }
+
     /// Width in pixels.
     package var width: Int { Int(CVips_image_width(handle)) }
     /// Height in pixels.

@@ -98,10 +98,12 @@ final class VipsRenderer: ImageRendering {
 
     /// Encodes into the cache unless it is cached or being encoded by another thread (whose
     /// result `render` waits for): work ahead of the packing pass, which never waits for itself.
+    /// A failure is left for `render` to meet and explain, so it is not decoded a second time
+    /// here to isolate libvips' text.
     func warm(maxDimension: Int, quality: Int) {
         let key = cacheKey(maxDimension: maxDimension, quality: quality)
         guard case .claimed = cache.claim(key, waiting: false) else { return }
-        _ = try? encode(key, maxDimension: maxDimension, quality: quality)
+        _ = try? encode(key, maxDimension: maxDimension, quality: quality, quietly: true)
     }
 
     private func cacheKey(maxDimension: Int, quality: Int) -> EncodeCache.Key {
@@ -111,13 +113,13 @@ final class VipsRenderer: ImageRendering {
 
     /// Encodes under the caller's claim on `key`, filling it (with nothing when it fails).
     private func encode(
-        _ key: EncodeCache.Key, maxDimension: Int, quality: Int
+        _ key: EncodeCache.Key, maxDimension: Int, quality: Int, quietly: Bool = false
     ) throws(AssetEncodingError)
         -> EncodedImage
     {
         var image: EncodedImage?
         defer { cache.fill(key, with: image) }
-        let thumbnail = try self.thumbnail(maxDimension)
+        let thumbnail = try self.thumbnail(maxDimension, quietly: quietly)
         let bytes = format == .jpeg ? try thumbnail.jpeg(quality: quality) : try thumbnail.png()
         let encoded = EncodedImage(bytes: bytes, width: thumbnail.width, height: thumbnail.height)
         image = encoded
@@ -132,14 +134,21 @@ final class VipsRenderer: ImageRendering {
         thumbnails.removeAll()
     }
 
-    private func thumbnail(_ maxDimension: Int) throws(AssetEncodingError) -> VipsImage {
+    private func thumbnail(_ maxDimension: Int, quietly: Bool) throws(AssetEncodingError) -> VipsImage {
         if let existing = thumbnails[maxDimension] { return existing }
-        let image = try VipsImage("decoding") { [source] in
+        let make = { [source] () -> OpaquePointer? in
             switch source {
             case .bytes(let bytes):
                 return bytes.withUnsafeBytes { CVips_thumbnail($0.baseAddress, $0.count, Int32(maxDimension)) }
             case .file(let file): return CVips_thumbnail_file(file.path, Int32(maxDimension))
             }
+        }
+        let image: VipsImage
+        if quietly {
+            guard let decoded = VipsImage(quietly: make) else { throw AssetEncodingError("decoding failed") }
+            image = decoded
+        } else {
+            image = try VipsImage("decoding", make)
         }
         thumbnails[maxDimension] = image
         return image

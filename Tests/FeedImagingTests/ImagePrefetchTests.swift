@@ -39,12 +39,12 @@ import Testing
 
     /// A new encoder's prefetcher with `maxThreads`, and a batch holding every candidate.
     private func queued(
-        _ candidates: [AssetBudget.Candidate], owner: UploadFolder, maxThreads: Int
+        _ candidates: [AssetBudget.Candidate], maxThreads: Int
     ) throws -> (VipsImageEncoder, ImagePrefetcher, ImagePrefetchBatch) {
         let encoder = try VipsImageEncoder()
         let prefetcher = ImagePrefetcher(encoder: encoder, maxThreads: maxThreads)
         let batch = prefetcher.batch(budget: AssetBudget())
-        for candidate in candidates { batch.add(name: candidate.name, source: candidate.source, owner: owner) }
+        for candidate in candidates { batch.add(name: candidate.name, source: candidate.source) }
         return (encoder, prefetcher, batch)
     }
 
@@ -54,8 +54,8 @@ import Testing
     }
 
     @Test func imagesEncodedAheadAreWhatThePackStoresWithoutEncodingThemAgain() throws {
-        try withUploads { folder, candidates in
-            let (encoder, prefetcher, batch) = try queued(candidates, owner: folder, maxThreads: 1)
+        try withUploads { _, candidates in
+            let (encoder, prefetcher, batch) = try queued(candidates, maxThreads: 1)
             waitUntil { encoder.encodes == candidates.count && prefetcher.freeThreadCount == 1 }
             #expect(encoder.encodes == candidates.count, "each image encoded ahead, once")
             #expect(prefetcher.freeThreadCount == 1, "the thread is given back once the queue is empty")
@@ -66,8 +66,8 @@ import Testing
     }
 
     @Test func aPackTakesOverTheRunningPrefetchThreadAndEncodesEachImageOnce() throws {
-        try withUploads { folder, candidates in
-            let (encoder, prefetcher, batch) = try queued(candidates, owner: folder, maxThreads: 1)
+        try withUploads { _, candidates in
+            let (encoder, prefetcher, batch) = try queued(candidates, maxThreads: 1)
             // At once: the prefetch thread is still on its first image.
             let packed = encoder.pack(candidates, budget: AssetBudget(), threads: 2, prefetch: batch)
             #expect(encoder.encodes == candidates.count, "no image encoded twice")
@@ -78,8 +78,8 @@ import Testing
     }
 
     @Test func aCancelledBatchEncodesNoMoreThanTheImageItHadBegun() throws {
-        try withUploads { folder, candidates in
-            let (encoder, prefetcher, batch) = try queued(candidates, owner: folder, maxThreads: 1)
+        try withUploads { _, candidates in
+            let (encoder, prefetcher, batch) = try queued(candidates, maxThreads: 1)
             batch.cancel()
             waitUntil { prefetcher.freeThreadCount == 1 }
             #expect(prefetcher.freeThreadCount == 1)
@@ -90,8 +90,8 @@ import Testing
     }
 
     @Test func withNoFreeThreadTheImagesAreLeftToThePack() throws {
-        try withUploads { folder, candidates in
-            let (encoder, prefetcher, batch) = try queued(candidates, owner: folder, maxThreads: 0)
+        try withUploads { _, candidates in
+            let (encoder, prefetcher, batch) = try queued(candidates, maxThreads: 0)
             #expect(encoder.encodes == 0)
             let packed = encoder.pack(candidates, budget: AssetBudget(), threads: 2, prefetch: batch)
             #expect(packed.packed.count == candidates.count && encoder.encodes == candidates.count)
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func nothingIsPrefetchedWhileAPackRuns() throws {
-        try withUploads { folder, candidates in
+        try withUploads { _, candidates in
             let encoder = try VipsImageEncoder()
             let prefetcher = ImagePrefetcher(encoder: encoder, maxThreads: 1)
             let big = (0..<6).map { try! TestImages.jpeg(width: 3000, height: 2000 + $0) }
@@ -110,7 +110,7 @@ import Testing
                 })
             waitUntil { encoder.isPacking }
             let batch = prefetcher.batch(budget: AssetBudget())
-            batch.add(name: candidates[0].name, source: candidates[0].source, owner: folder)
+            batch.add(name: candidates[0].name, source: candidates[0].source)
             let freeAfterAdd = prefetcher.freeThreadCount
             let stillPacking = encoder.isPacking
             packing.join()

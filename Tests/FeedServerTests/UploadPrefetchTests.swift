@@ -93,4 +93,46 @@ import Testing
         }
         return left
     }
+
+    @Test func aPublishItsHeadRefusesDecodesNothing() throws {
+        try withTestServer { server, _ in
+            let (connection, rest) = try sendUpToTheSecondImage(server, "/feeds/g?lint=bogus")
+            usleep(300_000)
+            #expect(server.encoder.encodes == 0, "refused from its query: nothing decoded ahead")
+            try connection.sendRaw(rest)
+            #expect(try connection.readResponse().status == 400)
+            #expect(server.encoder.encodes == 0)
+        }
+    }
+
+    @Test func withOneThreadNothingIsDecodedAhead() throws {
+        try withTestServer(configure: { $0.transport.threads = 1 }) { server, _ in
+            #expect(server.prefetcher.freeThreadCount == 0)
+            let (connection, rest) = try sendUpToTheSecondImage(server, "/feeds/g")
+            usleep(300_000)
+            #expect(server.encoder.encodes == 0)
+            try connection.sendRaw(rest)
+            #expect(try connection.readResponse().status == 201)
+        }
+    }
+}
+
+/// Which parts are decoded ahead, without a server.
+@Suite struct PrefetchGateTests {
+    @Test func imagesAfterThePayloadAreDecodedAndThoseBeforeWait() {
+        var gate = PrefetchGate()
+        #expect(gate.admit(field: "a", name: "a.jpg") == .wait, "before the payload: left to the pack")
+        #expect(gate.admit(field: "payload", name: "payload") == .wait)
+        #expect(gate.admit(field: "b", name: "b.jpg") == .decode)
+        #expect(gate.admit(field: "c", name: "c.png") == .decode)
+    }
+
+    @Test(arguments: [("payload", "payload"), ("c", "a.jpg"), ("c", "../x.jpg"), ("c", "a b.jpg")])
+    func aPartThePublishWouldRefuseStopsTheDecoding(_ field: String, _ name: String) {
+        var gate = PrefetchGate()
+        #expect(gate.admit(field: "payload", name: "payload") == .wait)
+        #expect(gate.admit(field: "a", name: "a.jpg") == .decode)
+        #expect(gate.admit(field: field, name: name) == .refuse)
+        #expect(gate.admit(field: "d", name: "d.jpg") == .wait, "nothing more once refused")
+    }
 }

@@ -113,8 +113,8 @@ final class Server: Sendable {
             maxBodyBytes: transport.maxBodyBytes, lint: lint)
         feeds.lab = faultLab
         feeds.memory = memoryBudget
-        // The upload holds a core while it arrives; the prefetch takes the others.
-        let prefetcher = ImagePrefetcher(encoder: encoder, maxThreads: max(1, threads - 1))
+        // The upload holds a thread while it arrives; the prefetch takes the others (none with one).
+        let prefetcher = ImagePrefetcher(encoder: encoder, maxThreads: threads - 1)
         feeds.prefetcher = prefetcher
         self.encoder = encoder
         self.prefetcher = prefetcher

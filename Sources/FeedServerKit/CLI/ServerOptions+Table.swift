@@ -29,7 +29,7 @@ extension ServerOptions {
         ) { $0.graceSeconds = try integer($1, "--grace-seconds", 0...86_400 * 365) },
         Option(
             flag: "--threads", environment: "FEED_SERVER_THREADS", placeholder: "N",
-            help: "HTTP worker threads (default: one per CPU core)"
+            help: "HTTP worker threads, and threads preparing a publish's images (default: one per CPU core)"
         ) { $0.transport.threads = try integer($1, "--threads", 1...1024) },
         Option(
             flag: "--max-body-bytes", environment: "FEED_SERVER_MAX_BODY_BYTES", placeholder: "N",

@@ -54,12 +54,12 @@ final class RequestPipeline: HTTPResponder {
                 routeIndex = route?.index ?? -1
                 if head.method != "OPTIONS" { throw problem }
                 return .discard
-            case .handler(let route, _, _):
+            case .handler(let route, let routed, _):
                 routeIndex = route.index
                 try authorization.check(head, route: route.name)
                 guard let policy = route.bodies[head.method] else { return .discard }
                 let limit = try policy.judge(mediaType: head.mediaType, bytes: declaredLength)
-                let observer = head.mediaType == "multipart/form-data" ? policy.parts?(head) : nil
+                let observer = head.mediaType == "multipart/form-data" ? policy.parts?(routed) : nil
                 return .accept(limit: limit, parts: observer)
             }
         } catch {

@@ -241,8 +241,9 @@ struct BodyPolicy: Sendable {
     var unsupported: @Sendable (_ sent: String?) -> Problem
     /// The 413 for a body over its limit.
     var tooLarge: @Sendable (_ bytes: Int, _ limit: Int) -> Problem
-    /// What hears of a multipart body's parts as they arrive (nil: nothing does).
-    var parts: (@Sendable (_ head: HTTPRequest) -> (any MultipartPartObserver)?)? = nil
+    /// What hears of a multipart body's parts as they arrive, made from the routed head (nil:
+    /// nothing does).
+    var parts: (@Sendable (_ head: RoutedRequest) -> (any MultipartPartObserver)?)? = nil
 
     /// The most bytes a body of `mediaType` declared to be `bytes` long (nil: chunked) may have,
     /// or the refusal.

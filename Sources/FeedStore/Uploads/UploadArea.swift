@@ -131,6 +131,8 @@ public final class StreamingFile {
     /// Bytes gathered and not yet written (allocated at the first append, freed by `finish`).
     private var buffer: UnsafeMutableRawBufferPointer?
     private var buffered = 0
+    /// The write that failed: every later call fails with it (the file is incomplete).
+    private var failure: (any Error)?
     /// Bytes appended so far.
     public private(set) var byteCount = 0
 
@@ -143,6 +145,7 @@ public final class StreamingFile {
 
     /// Appends bytes: gathered, and written whenever the buffer fills.
     public func append(_ bytes: UnsafeRawBufferPointer) throws {
+        if let failure { throw failure }
         guard bytes.baseAddress != nil, !bytes.isEmpty else { return }
         hasher.update(bytes.assumingMemoryBound(to: UInt8.self))
         byteCount += bytes.count
@@ -161,10 +164,16 @@ public final class StreamingFile {
 
     /// Writes what is gathered (`write`, retried until all is written).
     private func writeBuffered() throws {
+        if let failure { throw failure }
         guard let base = buffer?.baseAddress else { return }
         var written = 0
-        while written < buffered {
-            written += try Syscall.run("write", path) { write(descriptor, base + written, buffered - written) }
+        do {
+            while written < buffered {
+                written += try Syscall.run("write", path) { write(descriptor, base + written, buffered - written) }
+            }
+        } catch {
+            failure = error
+            throw error
         }
         buffered = 0
     }

@@ -52,13 +52,13 @@ package final class MultipartCollector: @unchecked Sendable {
     package private(set) var folder: (any UploadFolderHandle)?
     private var openFile: (any UploadFileWriter)?
     private var openFileBytes = 0
-    /// Told of each file part as it completes; handed to the request with the parts.
+    /// Told of each part as it completes; handed to the request with the parts.
     package let observer: (any MultipartPartObserver)?
 
     /// Creates a collector for the connection's body (a boundary is needed); asset parts go to
     /// files in a folder of `storage`, the `payload` part stays in memory (all such parts together
     /// at most `maxMemoryPartBytes`). Without storage every part stays in memory. `observer` hears
-    /// of each file part as it completes.
+    /// of each part as it completes.
     package init(
         connection: OpaquePointer, maxParts: Int, maxMemoryPartBytes: Int = .max, memoryBudget: InflightBudget? = nil,
         storage: (any UploadStorage)? = nil, observer: (any MultipartPartObserver)? = nil
@@ -103,7 +103,7 @@ package final class MultipartCollector: @unchecked Sendable {
                 refusal = .malformedMultipart(.unterminated)
             }
         }
-        if refusal == nil { closeOpenFile(announcing: false) }
+        if refusal == nil { closeOpenFile() }
         if let refusal { throw refusal }
         return parts
     }
@@ -124,7 +124,7 @@ package final class MultipartCollector: @unchecked Sendable {
                 refusal = .tooManyParts(maxParts)
                 return false
             }
-            closeOpenFile(announcing: true)
+            completePart()
             guard refusal == nil else { return false }
             parts.append(MultipartPart(name: name, filename: filename, contentType: contentType, bytes: []))
             if name != "payload", let storage { startFile(storage) }
@@ -175,16 +175,21 @@ package final class MultipartCollector: @unchecked Sendable {
         return true
     }
 
-    /// Finishes the file of the part before, recording it in that part, and tells the observer
-    /// when `announcing`.
-    private func closeOpenFile(announcing: Bool) {
+    /// Ends the part before another starts: finishes its file, if it has one, and tells the
+    /// observer.
+    private func completePart() {
+        closeOpenFile()
+        guard refusal == nil, let observer, let part = parts.last else { return }
+        observer.partCompleted(part, in: folder)
+    }
+
+    /// Finishes the file of the part before, recording it in that part.
+    private func closeOpenFile() {
         guard let file = openFile else { return }
         openFile = nil
         do throws(UploadStorageError) { parts[parts.count - 1].file = try file.finish() } catch {
             refusal = .uploadNotStored(reason: error.reason)
-            return
         }
-        if announcing, let observer, let folder { observer.partStored(parts[parts.count - 1], in: folder) }
     }
 
     /// Hands the memory budget this collector holds to the caller, who gives it back once the

@@ -6,9 +6,15 @@ extension FeedRoutes {
     /// What a publish takes, judged from the head: a JSON payload up to the feed.json limit, or
     /// a multipart body up to `--max-body-bytes`, whose images start decoding as they arrive.
     var publishBodies: BodyPolicy {
-        var observer: (@Sendable (HTTPRequest) -> (any MultipartPartObserver)?)?
+        var observer: (@Sendable (RoutedRequest) -> (any MultipartPartObserver)?)?
         if let prefetcher {
-            observer = { head in UploadPrefetch.observer(for: head, prefetcher: prefetcher) }
+            observer = { [self] head in
+                // Only for a publish its head will not refuse: the decodes would be wasted.
+                guard let (group, parameters) = try? publishParameters(head), !parameters.uploadOptions.raw,
+                    (try? refuseIfHeld(group)) != nil
+                else { return nil }
+                return UploadPrefetch(batch: prefetcher.batch(budget: parameters.uploadOptions.budget))
+            }
         }
         return BodyPolicy(
             limits: ["application/json": store.configuration.maxFeedBytes, "multipart/form-data": maxBodyBytes],
