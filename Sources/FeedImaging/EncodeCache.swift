@@ -52,7 +52,7 @@ final class EncodeCache: @unchecked Sendable {
     /// holds the key's claim; without, answers `busy`.
     func claim(_ key: Key, waiting: Bool = true) -> Claim {
         lock.withLock {
-            let deadline = MonotonicClock.nanos() &+ maxWaitNanos
+            var deadline: Int64?
             while true {
                 if let image = state.entries[key] {
                     state.hits += 1
@@ -61,7 +61,9 @@ final class EncodeCache: @unchecked Sendable {
                 if state.claimed.insert(key).inserted { break }
                 if !waiting { return .busy }
                 // Past the deadline the caller encodes too; both `fill`s are harmless.
-                if !lock.wait(untilNanos: deadline) { break }
+                let until = deadline ?? MonotonicClock.nanos() &+ maxWaitNanos
+                deadline = until
+                if !lock.wait(untilNanos: until) { break }
             }
             state.misses += 1
             return .claimed

@@ -233,9 +233,7 @@ extension VipsImageEncoder {
     /// Encodes the first attempt `pack` makes for this image into the encode cache; a failure is
     /// left for the pack to meet and report.
     func encodeFirstAttempt(name: String, source: AssetSource, budget: AssetBudget) {
-        guard let format = outputFormat(name: name, source: source),
-            let renderer = try? vipsRenderer(for: source, format: format)
-        else { return }
-        renderer.warm(maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
+        guard let format = outputFormat(name: name, source: source) else { return }
+        _ = try? warmedRenderer(for: source, format: format, budget: budget)
     }
 }

@@ -175,10 +175,7 @@ extension VipsImageEncoder {
                 let candidate = candidates[index]
                 guard let format = formats[index] else { continue }
                 let outcome = Result { () throws(AssetEncodingError) -> any ImageRendering in
-                    let renderer = try self.vipsRenderer(for: candidate.source, format: format)
-                    renderer.warm(maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
-                    renderer.releaseDecoded()
-                    return renderer
+                    try self.warmedRenderer(for: candidate.source, format: format, budget: budget)
                 }
                 prepared.set(index, outcome)
             }
@@ -194,6 +191,22 @@ extension VipsImageEncoder {
             if let outcome = prepared.get(index) { return try outcome.get() }
             return try self.renderer(for: candidates[index].source, format: format)
         }
+    }
+}
+
+extension VipsImageEncoder {
+    /// A renderer whose first attempt under `budget` is in the encode cache (or being put there
+    /// by another thread), its decoded pixels dropped: the header is checked, the image encoded
+    /// once, and what is kept between preparation and packing is the encoded bytes.
+    func warmedRenderer(
+        for source: AssetSource, format: ImageFormat, budget: AssetBudget
+    ) throws(AssetEncodingError)
+        -> VipsRenderer
+    {
+        let renderer = try vipsRenderer(for: source, format: format)
+        renderer.warm(maxDimension: budget.maxDimension, quality: budget.qualitySteps(for: format)[0])
+        renderer.releaseDecoded()
+        return renderer
     }
 }
 

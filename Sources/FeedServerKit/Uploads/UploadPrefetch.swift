@@ -12,7 +12,7 @@ final class UploadPrefetch: MultipartPartObserver {
 
     init(batch: ImagePrefetchBatch) { self.batch = batch }
 
-    func partCompleted(_ part: MultipartPart, in folder: (any UploadFolderHandle)?) {
+    func partCompleted(_ part: MultipartPart) {
         // Named as `AssetUpload.prepare` names it.
         let name = part.filename ?? part.name
         switch gate.withLock({ $0.admit(field: part.name, name: name) }) {

@@ -180,7 +180,7 @@ package final class MultipartCollector: @unchecked Sendable {
     private func completePart() {
         closeOpenFile()
         guard refusal == nil, let observer, let part = parts.last else { return }
-        observer.partCompleted(part, in: folder)
+        observer.partCompleted(part)
     }
 
     /// Finishes the file of the part before, recording it in that part.

@@ -5,7 +5,7 @@
 ///
 /// Called on the connection's thread: an observer hands work elsewhere and returns at once.
 package protocol MultipartPartObserver: AnyObject, Sendable {
-    /// A part is complete: in memory (`bytes`) or streamed to its `file` in `folder`. The body's
-    /// last part is not announced: the body's end follows it at once.
-    func partCompleted(_ part: MultipartPart, in folder: (any UploadFolderHandle)?)
+    /// A part is complete: in memory (`bytes`) or streamed to its `file`. The body's last part is
+    /// not announced: the body's end follows it at once.
+    func partCompleted(_ part: MultipartPart)
 }
