@@ -39,6 +39,20 @@ import Testing
         #expect(broken.payload == nil && broken.payloadOmittedBytes == 9)
     }
 
+    @Test func aCanonicalPayloadIsKeptAsTheSentOneWouldBe() throws {
+        for sent in [#"{ "quotes" : [ {"text":"one"} ] }"#, "[" + String(repeating: "1, ", count: 40_000) + "1]"] {
+            let bytes = Array(sent.utf8)
+            var fromSent = entry(1)
+            fromSent.keep(payload: bytes)
+            var fromCanonical = entry(1)
+            fromCanonical.keep(canonical: try CompactJSON.canonicalize(bytes), sentBytes: bytes.count)
+            #expect(fromCanonical == fromSent)
+        }
+        var tooLargeSent = entry(2)
+        tooLargeSent.keep(canonical: Array("[1]".utf8), sentBytes: JournalEntry.maxPayloadBytes * 4 + 1)
+        #expect(tooLargeSent.payload == nil && tooLargeSent.payloadOmittedBytes == JournalEntry.maxPayloadBytes * 4 + 1)
+    }
+
     @Test func theFileRotatesAndKeepsTheNewestEntries() throws {
         let root = scratch()
         defer { try? FileManager.default.removeItem(atPath: root) }

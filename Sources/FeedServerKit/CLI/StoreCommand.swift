@@ -90,7 +90,8 @@ enum StoreCommand {
                 journal?.record(
                     kind: .publish, group: group, client: "cli",
                     facts: JournalFacts(
-                        result: "refused", warnings: WriteJournal.warningCodes(error), payload: sentPayload),
+                        result: "refused", warnings: WriteJournal.warningCodes(error),
+                        payload: sentPayload.map(JournalPayload.sent)),
                     problem: String(error.type))
             }
             return refuse(options.name, error, source: source)

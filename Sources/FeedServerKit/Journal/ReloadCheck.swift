@@ -8,10 +8,13 @@ enum ReloadCheck {
     /// The warning when `upload` (its payload parsed: `new`) changes the served feed's content but
     /// not its view; nil when it shows something new, changes nothing (the publish is
     /// `unchanged`), or there is no feed.
+    /// `served`: the generation served before the publish and its payload
+    /// (`FeedStore.servedPayload`), nil when there is none.
     static func invisibleChange(
-        _ upload: AssetUpload, payload new: JSONDocument, group: String, profile: WidgetProfile, store: FeedStore
+        _ upload: AssetUpload, payload new: JSONDocument, served: (generation: Generation, document: JSONDocument)?,
+        profile: WidgetProfile
     ) -> LintWarning? {
-        guard let (served, old) = store.servedPayload(group: group) else { return nil }
+        guard let (served, old) = served else { return nil }
         let oldDigests = Dictionary(
             served.assets.map { ($0.name, $0.sha256 ?? "\($0.bytes) bytes") }, uniquingKeysWith: { first, _ in first })
         let newDigests = Dictionary(

@@ -11,10 +11,18 @@ struct JournalFacts: Sendable {
     var fingerprint: String? = nil
     var warnings: [String] = []
     var schemaVersion: Int? = nil
-    /// The payload as published (any JSON text; compacted and bounded when recorded).
-    var payload: [UInt8]? = nil
+    /// The payload as published: as sent (any JSON text; compacted and bounded when recorded), or
+    /// in the canonical form the store wrote.
+    var payload: JournalPayload? = nil
     /// For a publish that changed the feed: whether its profile shows anything new.
     var visible: Bool? = nil
+}
+
+/// A payload for the journal: as the client sent it, or as the store wrote it (canonical, with the
+/// size it was sent with).
+enum JournalPayload: Sendable {
+    case sent([UInt8])
+    case canonical([UInt8], sentBytes: Int)
 }
 
 /// The write journal of a server: every write that reached its route (publish, restore, delete,
@@ -26,6 +34,11 @@ final class WriteJournal: Sendable {
     /// Entries that could not be appended (the lock held too long, a full disk): counted, and the
     /// write itself answered as it was.
     let lost = Atomic<Int>(0)
+    /// Entries promised to answered writes and not yet appended.
+    let backlog = JournalBacklog()
+    /// How long a journal read waits for the entries of writes answered before it: the appends
+    /// wait at most `JournalFile.lockWaitMs` for the file's lock.
+    static let settleNanos: Int64 = 3_000_000_000
 
     init(file: JournalFile, clock: any FeedClock = SystemClock()) {
         self.file = file
@@ -44,8 +57,21 @@ final class WriteJournal: Sendable {
         }
     }
 
-    /// Records the answer to a write on a journaled route; nothing for other routes.
-    func record(route: String, routed: RoutedRequest, response: HTTPResponse, problem: Problem?) {
+    /// A ticket for the entry of a write on a journaled route about to be answered (nil for other
+    /// routes): `record` closes it, and journal reads wait for it (`settle`).
+    func promise(route: String, method: String) -> UInt64? {
+        Self.kind(route: route, method: method) == nil ? nil : backlog.issue()
+    }
+
+    /// Waits, a few seconds at most, until the entries of every write answered so far are appended.
+    func settle() {
+        backlog.settle(untilNanos: MonotonicClock.nanos() &+ Self.settleNanos)
+    }
+
+    /// Records the answer to a write on a journaled route; nothing for other routes. Closes
+    /// `ticket` (from `promise`) whatever happens.
+    func record(route: String, routed: RoutedRequest, response: HTTPResponse, problem: Problem?, ticket: UInt64?) {
+        defer { if let ticket { backlog.close(ticket) } }
         // A name that is no group's never wrote anything, and is not worth a line.
         guard let kind = Self.kind(route: route, method: routed.request.method), let group = routed.parameters.first,
             SafeName.isGroupName(group)
@@ -56,7 +82,7 @@ final class WriteJournal: Sendable {
             response.annotation as? JournalFacts
             ?? JournalFacts(
                 result: "refused", warnings: problem.map(Self.warningCodes) ?? [],
-                payload: Self.sentPayload(request, kind: kind))
+                payload: Self.sentPayload(request, kind: kind).map(JournalPayload.sent))
         var entry = entry(kind, group: group, status: response.status, facts: facts)
         entry.problem = problem.map { String($0.type) }
         entry.requestId = request.headers["X-Request-Id"].flatMap(RequestID.sane)
@@ -81,7 +107,11 @@ final class WriteJournal: Sendable {
         entry.warnings = facts.warnings
         entry.schemaVersion = facts.schemaVersion
         entry.visible = facts.visible
-        if let payload = facts.payload { entry.keep(payload: payload) }
+        switch facts.payload {
+        case .sent(let bytes): entry.keep(payload: bytes)
+        case .canonical(let bytes, let sentBytes): entry.keep(canonical: bytes, sentBytes: sentBytes)
+        case nil: break
+        }
         return entry
     }
 

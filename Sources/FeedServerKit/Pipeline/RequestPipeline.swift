@@ -179,11 +179,16 @@ final class RequestPipeline: HTTPResponder {
                 response = error.response
             }
             metrics.workInProgress.subtract(1, ordering: .relaxed)
-            // Writes reach the journal here, on the pool, once their answer is known.
-            journal?.record(route: route, routed: detached, response: response, problem: problem)
-            // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
-            if case .suspend = response.body { return deferred.complete(response) }
-            deferred.complete(finished(response, routeIndex: routeIndex, request: detached.request))
+            // Writes reach the journal here, on the pool, right after their answer is on its way:
+            // the ticket makes journal reads wait for the entry.
+            let ticket = journal?.promise(route: route, method: detached.request.method)
+            if case .suspend = response.body {
+                // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
+                deferred.complete(response)
+            } else {
+                deferred.complete(finished(response, routeIndex: routeIndex, request: detached.request))
+            }
+            journal?.record(route: route, routed: detached, response: response, problem: problem, ticket: ticket)
         }
         guard accepted else {
             return finished(Problem.workQueueFull.response, routeIndex: routeIndex, request: routed.request)

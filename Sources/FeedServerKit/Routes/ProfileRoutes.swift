@@ -46,7 +46,7 @@ struct ProfileRoutes: Sendable {
         do { created = try store.storeProfile(profile, group: group) } catch { throw Problem(error) }
         var answer = Self.answer(created ? 201 : 200, profile, request: nil)
         if created { answer.headers.append(("Location", "/feeds/\(group)/profile")) }
-        answer.annotation = JournalFacts(result: "stored", payload: profile.fileBytes)
+        answer.annotation = JournalFacts(result: "stored", payload: .sent(profile.fileBytes))
         return answer
     }
 

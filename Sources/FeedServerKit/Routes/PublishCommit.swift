@@ -14,6 +14,9 @@ struct PublishCommit: Sendable {
     struct Committed {
         var result: PublishResult
         var warnings: LintReport
+        /// The payload in the canonical form the store wrote, when it was JSON (the journal keeps
+        /// these bytes rather than parsing the sent ones again).
+        var canonicalPayload: [UInt8]?
 
         /// What the write journal keeps of it; `visible` for a publish that changed the feed (false
         /// when its profile shows nothing new: `invisible-change`).
@@ -21,7 +24,8 @@ struct PublishCommit: Sendable {
             var facts = JournalFacts(
                 result: result.changed ? "published" : "unchanged", generationId: result.generationId,
                 fingerprint: result.fingerprint, warnings: warnings.warnings.map(\.code.rawValue),
-                schemaVersion: schemaVersion, payload: payload)
+                schemaVersion: schemaVersion, payload: .sent(payload))
+            if let canonicalPayload { facts.payload = .canonical(canonicalPayload, sentBytes: payload.count) }
             if result.changed { facts.visible = warnings.counts[.invisibleChange] == nil }
             return facts
         }
@@ -35,33 +39,58 @@ struct PublishCommit: Sendable {
 
     /// The same with the payload parsed already (nil: it is not JSON, and the store refuses it).
     private func warnings(_ upload: AssetUpload, parsed: ParsedPayload?, group: String) -> LintReport {
+        linting(upload, parsed: parsed, group: group)()
+    }
+
+    /// The lint of `upload` as pure work: what it reads of the store (the group's profile, the
+    /// served payload the invisible-change check compares with) is read now, so the work can run
+    /// on another thread while the publish writes.
+    private func linting(
+        _ upload: AssetUpload, parsed: ParsedPayload?, group: String
+    ) -> @Sendable () -> LintReport {
         let (stored, unreadable) =
             upload.profile == nil ? PublishLint.storedProfile(store, group: group) : (nil, nil)
         let profile = upload.profile ?? stored
-        let report = PublishLint.warnings(
-            document: parsed?.document, packing: upload.packing, lint: lint, profile: profile)
-        let invisible = profile.flatMap { profile in
-            parsed.flatMap {
-                ReloadCheck.invisibleChange(upload, payload: $0.document, group: group, profile: profile, store: store)
+        // Only a profile makes the served payload worth reading.
+        let served = profile == nil || parsed == nil ? nil : store.servedPayload(group: group)
+        let lint = lint
+        return {
+            let report = PublishLint.warnings(
+                document: parsed?.document, packing: upload.packing, lint: lint, profile: profile)
+            let invisible = profile.flatMap { profile in
+                parsed.flatMap {
+                    ReloadCheck.invisibleChange(upload, payload: $0.document, served: served, profile: profile)
+                }
             }
+            return PublishLint.adding(invisible, to: PublishLint.adding(unreadable, to: report))
         }
-        return PublishLint.adding(invisible, to: PublishLint.adding(unreadable, to: report))
     }
 
     /// Lints (`warnings`, when the caller has them already), refuses with a 422 under `strict`
     /// when there is any warning, and writes. `linted` sees the warnings of a publish refused
     /// for them or written; `wrote` how long the write took and whether it changed the feed.
+    /// With `beside`, a publish that is not `strict` is linted on that pool while it writes
+    /// (warnings never stop it, and the write mostly waits for the disk).
     func commit(
         group: String, upload: AssetUpload, schemaVersion: Int, strict: Bool, warnings known: LintReport? = nil,
-        precondition: WritePrecondition? = nil, linted: (LintReport) -> Void = { _ in },
+        precondition: WritePrecondition? = nil, beside pool: WorkPool? = nil, linted: (LintReport) -> Void = { _ in },
         wrote: (_ seconds: Double, _ changed: Bool) -> Void = { _, _ in }
     ) throws(Problem) -> Committed {
         // Parsed once for the lint, the invisible-change check and the write.
         let parsed = try? store.parsePayload(upload.payload)
-        let warnings = known ?? warnings(upload, parsed: parsed, group: group)
-        if strict, !warnings.isEmpty {
-            linted(warnings)
-            throw Problem.platformLimits(warnings)
+        let lintTask: SideTask<LintReport>
+        if let known {
+            lintTask = SideTask { known }
+        } else {
+            lintTask = SideTask(linting(upload, parsed: parsed, group: group))
+            if let pool, !strict { lintTask.offer(to: pool) }
+        }
+        if strict {
+            let warnings = lintTask.join()
+            if !warnings.isEmpty {
+                linted(warnings)
+                throw Problem.platformLimits(warnings)
+            }
         }
         let started = MonotonicClock.nanos()
         let result: PublishResult
@@ -77,6 +106,7 @@ struct PublishCommit: Sendable {
                     assets: upload.assetInputs, precondition: precondition)
             }
         } catch {
+            // A refused write is answered with its problem alone; the lint is not waited for.
             throw Problem(error)
         }
         // The profile a seed folder or archive carries goes with the feed it was linted with.
@@ -84,8 +114,9 @@ struct PublishCommit: Sendable {
             do { try store.storeProfile(profile, group: group) } catch { throw Problem(error) }
         }
         wrote(Double(MonotonicClock.nanos() - started) / 1e9, result.changed)
+        let warnings = lintTask.join()
         linted(warnings)
-        return Committed(result: result, warnings: warnings)
+        return Committed(result: result, warnings: warnings, canonicalPayload: parsed?.document.bytes)
     }
 
     /// The body of a publish's `201`/`200`: `result`, `generationId`, `fingerprint`, the packed

@@ -108,7 +108,7 @@ struct SeedPublisher: Sendable {
         if strict, !warnings.isEmpty {
             journal?.record(
                 kind: .seed, group: group, client: "seed",
-                facts: JournalFacts(result: "refused", warnings: codes, payload: upload.payload),
+                facts: JournalFacts(result: "refused", warnings: codes, payload: .sent(upload.payload)),
                 problem: "platform-limits")
             return .refused(warnings: warnings.total)
         }
@@ -131,7 +131,8 @@ struct SeedPublisher: Sendable {
     /// A seed group not published is a refused write in the journal, with what made it fail.
     private func journalRefusal(_ group: String, problem: String, payload: [UInt8]?) {
         journal?.record(
-            kind: .seed, group: group, client: "seed", facts: JournalFacts(result: "refused", payload: payload),
+            kind: .seed, group: group, client: "seed",
+            facts: JournalFacts(result: "refused", payload: payload.map(JournalPayload.sent)),
             problem: problem)
     }
 }

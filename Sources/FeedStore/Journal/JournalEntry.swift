@@ -69,6 +69,18 @@ public struct JournalEntry: Sendable, Equatable {
         payloadOmittedBytes = nil
     }
 
+    /// Keeps a payload already in canonical compact form (what the store wrote), as
+    /// `keep(payload:)` would, without parsing it again; `sentBytes` is the size it arrived with.
+    public mutating func keep(canonical bytes: [UInt8], sentBytes: Int) {
+        guard sentBytes <= Self.maxPayloadBytes * 4, bytes.count <= Self.maxPayloadBytes else {
+            payload = nil
+            payloadOmittedBytes = sentBytes
+            return
+        }
+        payload = bytes
+        payloadOmittedBytes = nil
+    }
+
     /// The entry as one line of compact JSON (no newline).
     public var line: [UInt8] {
         var members: [JSONMember] = [

@@ -96,7 +96,7 @@ extension FeedRoutes {
         defer { memory?.release(parsing) }
         let committed = try committer.commit(
             group: group, upload: upload, schemaVersion: schemaVersion, strict: parameters.lintMode == .strict,
-            precondition: parameters.precondition, linted: { metrics.recordWarnings($0) },
+            precondition: parameters.precondition, beside: lintPool, linted: { metrics.recordWarnings($0) },
             wrote: { metrics.recordPublish(seconds: $0, changed: $1) })
         let published = committed.result.changed
         var headers = [("ETag", Conditional.entityTag(committed.result.fingerprint)), ("Cache-Control", "no-store")]

@@ -1,3 +1,4 @@
+import ConcurrencyPrimitives
 import FeedImaging
 import FeedStore
 import HTTPTransport
@@ -26,6 +27,8 @@ struct FeedRoutes: Sendable {
     /// The memory budget bodies kept in memory count against (the transport's), which a publish
     /// also counts its parse against (nil: not counted).
     var memory: InflightBudget? = nil
+    /// Where a publish's lint runs while the publish writes (nil: on the publishing thread).
+    var lintPool: WorkPool? = nil
 
     /// Refuses a write to `group` that would wait out a fault-lab hold.
     func refuseIfHeld(_ group: String) throws(Problem) {

@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import ConcurrencyPrimitives
+
+/// Work offered to a pool while its owner does something else; the owner's join never waits for
+/// a pool that is busy or stopped.
+@Suite struct SideTaskTests {
+    private final class Token: Sendable {}
+
+    @Test func theFirstClaimRunsTheWorkAndTheOwnerTakesItsValue() {
+        var pool = SideTaskState<Int>()
+        let first = pool.claim()
+        let second = pool.claim()
+        #expect(first, "a pool thread that gets there first runs it")
+        #expect(!second, "only once")
+        guard case .wait = pool.join() else {
+            Issue.record(Comment(rawValue: "running elsewhere: the owner waits"))
+            return
+        }
+        pool.finish(7)
+        guard case .take(7) = pool.join() else {
+            Issue.record(Comment(rawValue: "done: the owner takes the value"))
+            return
+        }
+
+        var owner = SideTaskState<Int>()
+        guard case .runHere = owner.join() else {
+            Issue.record(Comment(rawValue: "nobody started it: the owner runs it"))
+            return
+        }
+        let late = owner.claim()
+        #expect(!late, "a pool thread that comes later does nothing")
+        owner.finish(8)
+        guard case .take(8) = owner.join() else {
+            Issue.record(Comment(rawValue: "the value stays"))
+            return
+        }
+    }
+
+    @Test func aPoolThreadRunsTheWorkWhileTheOwnerIsBusy() throws {
+        let pool = try WorkPool(threads: 1, queueLimit: 4)
+        defer { pool.stop() }
+        let ranOn = Mutex<pthread_t?>(nil)
+        let task = SideTask { () -> Int in
+            ranOn.withLock { $0 = pthread_self() }
+            return 42
+        }
+        task.offer(to: pool)
+        let deadline = Date().addingTimeInterval(10)
+        while ranOn.withLock({ $0 == nil }), Date() < deadline { usleep(1_000) }
+        #expect(task.join() == 42)
+        let thread = try #require(ranOn.withLock { $0 })
+        #expect(pthread_equal(thread, pthread_self()) == 0, "the pool ran it, not the owner")
+    }
+
+    @Test func theOwnerRunsTheWorkWhenThePoolIsBusyAndThePoolSkipsItLater() throws {
+        let pool = try WorkPool(threads: 1, queueLimit: 4)
+        defer { pool.stop() }
+        let release = DispatchSemaphore(value: 0)
+        #expect(pool.submit { release.wait() }, "the pool's one thread is busy")
+        let runs = Atomic<Int>(0)
+        weak var captured: Token?
+        let task: SideTask<Int>
+        do {
+            let token = Token()
+            captured = token
+            task = SideTask {
+                withExtendedLifetime(token) { runs.add(1, ordering: .relaxed) }
+                return 1
+            }
+        }
+        task.offer(to: pool)
+        #expect(task.join() == 1)
+        #expect(captured == nil, "the work, and what it captured, is let go once run")
+        release.signal()
+        let done = DispatchSemaphore(value: 0)
+        #expect(pool.submit { done.signal() })
+        done.wait()
+        #expect(runs.load(ordering: .relaxed) == 1, "run once: the pool's late turn does nothing")
+    }
+
+    @Test func aStoppedPoolLeavesTheWorkToItsOwner() throws {
+        let pool = try WorkPool(threads: 1, queueLimit: 4)
+        pool.stop()
+        let task = SideTask { 5 }
+        task.offer(to: pool)
+        #expect(task.join() == 5)
+    }
+
+    @Test func manyOwnersAndPoolThreadsRaceAndEachValueIsRightOnce() throws {
+        let pool = try WorkPool(threads: 2, queueLimit: 10_000)
+        defer { pool.stop() }
+        let runs = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 2_000) { index in
+            let task = SideTask { () -> Int in
+                runs.add(1, ordering: .relaxed)
+                return index * 2
+            }
+            task.offer(to: pool)
+            if index % 3 == 0 { usleep(50) }
+            #expect(task.join() == index * 2)
+        }
+        #expect(runs.load(ordering: .relaxed) == 2_000)
+    }
+}
