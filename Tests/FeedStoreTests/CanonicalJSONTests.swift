@@ -16,6 +16,16 @@ import Testing
                 == "[\"/ é \\u0001 \\b\\f\\n\\r\\t \\\"\\\\ 😀 \u{7f}\"]")
     }
 
+    /// Plain runs are copied whole: escapes, controls and UTF-8 at a run's start, middle and end.
+    @Test func plainRunsAroundEscapesAndUTF8AreKept() throws {
+        #expect(
+            try canonical(#"["\"ab\"", "ab\\", "\tab", "é", "aé", "éa", "a\u0000b", "\u001f\u0020~\u007f"]"#)
+                == "[\"\\\"ab\\\"\",\"ab\\\\\",\"\\tab\",\"é\",\"aé\",\"éa\",\"a\\u0000b\",\"\\u001f ~\u{7f}\"]")
+        var written: [UInt8] = []
+        CompactJSON.writeString("q\"\\\u{1}é~", to: &written)
+        #expect(String(decoding: written, as: UTF8.self) == #""q\"\\\u0001é~""#)
+    }
+
     @Test func acceptsAnyTopLevelValue() throws {
         #expect(try canonical(" true ") == "true")
         #expect(try canonical("\"x\"") == "\"x\"")

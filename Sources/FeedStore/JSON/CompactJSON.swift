@@ -57,7 +57,12 @@ public enum CompactJSON {
     /// Appends a string's UTF-8 bytes as a JSON string literal with minimal escaping.
     public static func writeString(bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in bytes {
+        var plainStart = 0
+        for (index, byte) in bytes.enumerated() {
+            // Bytes written as they are go out in runs, not one append each.
+            if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") { continue }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
+            plainStart = index + 1
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
             case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
@@ -70,9 +75,10 @@ public enum CompactJSON {
                 output.append(contentsOf: Array("\\u00".utf8))
                 output.append(hexDigits[Int(byte >> 4)])
                 output.append(hexDigits[Int(byte & 0x0F)])
-            default: output.append(byte)
+            default: break  // unreachable: the bytes that reach the switch are the cases above
             }
         }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<bytes.count]))
         output.append(UInt8(ascii: "\""))
     }
 

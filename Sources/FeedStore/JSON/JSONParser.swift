@@ -223,10 +223,24 @@ struct JSONGrammar<Builder: JSONBuilder> {
                 text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<position + length]))
                 position += length
             default:
-                text.append(byte)
-                position += 1
+                appendPlainRun()
             }
         }
+    }
+
+    /// Appends the run of plain ASCII bytes (no quote, backslash or control) from `position` in
+    /// one step: most strings are one such run, and appending byte by byte checks the buffer
+    /// for every byte.
+    private mutating func appendPlainRun() {
+        var end = position + 1
+        while end < bytes.count, Self.isPlainASCII(bytes[end]) { end += 1 }
+        text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<end]))
+        position = end
+    }
+
+    /// A byte a string carries as it is: printable ASCII other than `"` and `\`.
+    static func isPlainASCII(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
     }
 
     private mutating func parseEscape() throws(JSONParseError) {
