@@ -7,9 +7,11 @@ must perform (same disk, same folder depth):
   write+fsync current.json.tmp; rename -> current.json; fsync group/
 
 Runs alternate in batches so that disk noise hits both sides alike. Prints Markdown.
+With FLOOR_BINARY (bench/publish-floor.c) the same PUTs also go, in their own batches, to the
+libmicrohttpd publish floor: that sequence run by a worker thread behind a suspended connection.
 Usage: publish-latency.py BINARY WORKDIR [ROUNDS] [PER_ROUND]
 """
-import http.client, json, os, statistics, subprocess, sys, time, re
+import http.client, json, os, socket, statistics, subprocess, sys, time, re
 
 binary, work = sys.argv[1], sys.argv[2]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
@@ -64,13 +66,25 @@ def bare_once(i, body):
     os.rename(pointer_tmp, os.path.join(bare_group, "current.json"))
     fsync_dir(bare_group)
 
+floor_binary = os.environ.get("FLOOR_BINARY")
+floor_server, floor_connection = None, None
+if floor_binary:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        floor_port = probe.getsockname()[1]
+    os.makedirs(os.path.join(work, "floor"), exist_ok=True)
+    floor_server = subprocess.Popen([floor_binary, str(floor_port), str(os.cpu_count() or 2), os.path.join(work, "floor", "g")],
+                                    stdout=subprocess.PIPE, text=True)
+    floor_server.stdout.readline()
+    floor_connection = http.client.HTTPConnection("127.0.0.1", floor_port)
+
 connection = http.client.HTTPConnection("127.0.0.1", port)
 profile = json.dumps({"items": "/quotes", "title": "/text", "zone": "Europe/Berlin"}).encode()
 connection.request("PUT", "/feeds/bench/profile", body=profile, headers={"Content-Type": "application/json"})
 response = connection.getresponse()
 response.read()
 assert response.status in (200, 201), response.status
-publish, bare, roundtrip = [], [], []
+publish, bare, roundtrip, floor_publish = [], [], [], []
 sequence = 0
 try:
     for _ in range(rounds):
@@ -94,9 +108,21 @@ try:
             start = time.perf_counter()
             bare_once(sequence, body)
             bare.append(time.perf_counter() - start)
+        for _ in range(per_round if floor_connection else 0):
+            sequence += 1
+            body = payload(sequence)
+            start = time.perf_counter()
+            floor_connection.request("PUT", "/feeds/bench", body=body, headers={"Content-Type": "application/json"})
+            response = floor_connection.getresponse()
+            response.read()
+            floor_publish.append(time.perf_counter() - start)
+            assert response.status == 201, response.status
 finally:
     server.terminate()
     server.wait()
+    if floor_server:
+        floor_server.terminate()
+        floor_server.wait()
 
 size = len(payload(1))
 ms = lambda s: f"{s * 1000:.2f}"
@@ -105,7 +131,12 @@ print("|---|---|---|---|---|")
 print(f"| PUT /feeds/bench (HTTP, keep-alive) | {len(publish)} | {ms(percentile(publish, 50))} | {ms(percentile(publish, 99))} | {ms(statistics.mean(publish))} |")
 print(f"| bare flush-and-rename sequence | {len(bare)} | {ms(percentile(bare, 50))} | {ms(percentile(bare, 99))} | {ms(statistics.mean(bare))} |")
 print(f"| HTTP round trip alone (GET /healthz) | {len(roundtrip)} | {ms(percentile(roundtrip, 50))} | {ms(percentile(roundtrip, 99))} | {ms(statistics.mean(roundtrip))} |")
+if floor_publish:
+    print(f"| PUT to the libmicrohttpd publish floor (bench/publish-floor.c) | {len(floor_publish)} | {ms(percentile(floor_publish, 50))} | {ms(percentile(floor_publish, 99))} | {ms(statistics.mean(floor_publish))} |")
 print()
 floor = percentile(bare, 50) + percentile(roundtrip, 50)
 print(f"p50 ratio: {percentile(publish, 50) / floor:.2f} against the floor (bare sequence + round trip, {ms(floor)} ms); "
       f"{percentile(publish, 50) / percentile(bare, 50):.2f} against the bare sequence alone; payload {size} bytes; workdir {work}")
+if floor_publish:
+    print(f"hand-off floor ratio: {percentile(publish, 50) / percentile(floor_publish, 50):.2f} against the libmicrohttpd publish floor "
+          f"({ms(percentile(floor_publish, 50))} ms: the bare sequence on a worker thread behind a suspended connection)")

@@ -53,6 +53,16 @@ import Testing
         #expect(tooLargeSent.payload == nil && tooLargeSent.payloadOmittedBytes == JournalEntry.maxPayloadBytes * 4 + 1)
     }
 
+    @Test func anAppendMakesTheFolderAgainWhenItWasRemoved() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = JournalFile(root: root)
+        try file.append(entry(1))
+        try FileManager.default.removeItem(atPath: file.directory)
+        try file.append(entry(2))
+        #expect(try file.entries().map(\.generationId) == ["gen-2"])
+    }
+
     @Test func theFileRotatesAndKeepsTheNewestEntries() throws {
         let root = scratch()
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -202,6 +202,32 @@ import Testing
         #expect(!leftovers.contains { $0.hasSuffix(".tmp") })
     }
 
+    /// A crash can leave the very names a publish makes exclusively: the folder of the next id
+    /// and the pointer's temporary file. The publish replaces them and leaves neither behind.
+    @Test func leftoversAtTheNamesAPublishMakesAreReplaced() throws {
+        let temporary = TemporaryDirectory()
+        let clock = FixedClock(epochMs: 1_764_450_000_000)
+        let store = FeedStore(root: temporary.path + "/a", clock: clock)
+        let first = try store.publish(group: "g", payloadJSON: bytes("[1]"))
+        // The same payload in another store at the same moment names the fingerprint part.
+        let probe = try FeedStore(root: temporary.path + "/b", clock: clock).publish(
+            group: "g", payloadJSON: bytes("[2]"))
+        let fingerprintPart = try #require(probe.generationId.split(separator: "-").last)
+        let next = "\(clock.nowEpochMs() + 1)-\(fingerprintPart)"
+        let group = temporary.path + "/a/g"
+        try FileManager.default.createDirectory(
+            atPath: "\(group)/generations/\(next).tmp/assets", withIntermediateDirectories: true)
+        try Data("torn".utf8).write(to: URL(fileURLWithPath: "\(group)/generations/\(next).tmp/feed.json"))
+        try Data("{\"current\":".utf8).write(to: URL(fileURLWithPath: "\(group)/current.json.tmp"))
+        let second = try store.publish(group: "g", payloadJSON: bytes("[2]"))
+        #expect(second.generationId == next)
+        #expect(store.read(group: "g").served.map { String(decoding: $0.compactPayload, as: UTF8.self) } == "[2]")
+        #expect(store.read(group: "g").served?.id != first.generationId)
+        let names = try FileManager.default.contentsOfDirectory(atPath: "\(group)/generations")
+        #expect(!names.contains { $0.hasSuffix(".tmp") })
+        #expect(!FileManager.default.fileExists(atPath: "\(group)/current.json.tmp"))
+    }
+
     @Test func snapshotTokenNoticesPublishesAtOnceAndCorruptionWithinTheProbeInterval() throws {
         let temporary = TemporaryDirectory()
         let clock = FixedClock(epochMs: 1_764_450_000_000)

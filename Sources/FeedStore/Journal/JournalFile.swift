@@ -155,10 +155,17 @@ public struct JournalFile: Sendable {
     /// Runs `body` holding the journal's lock, made with its folder when missing; waits
     /// `lockWaitMs` at most (`flock` has no timed wait, so this polls).
     private func underLock<T>(_ body: () throws -> T) throws -> T {
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw FileSystemError(operation: "mkdir", path: directory, errno: errno)
+        func openLock() throws -> Int32 {
+            try Syscall.run("open", lockFile) { open(lockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         }
-        let fd = try Syscall.run("open", lockFile) { open(lockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+        let fd: Int32
+        do {
+            fd = try openLock()
+        } catch let error as FileSystemError where error.kind == .notFound {
+            // The folder went (or never was): made again, then the lock file in it.
+            try prepare()
+            fd = try openLock()
+        }
         defer { try? Syscall.close(fd, lockFile) }
         let deadline = MonotonicClock.nanos() &+ Self.lockWaitMs &* 1_000_000
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {

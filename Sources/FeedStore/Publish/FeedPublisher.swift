@@ -216,10 +216,9 @@ struct FeedPublisher {
         }
         while true {
             let id = GenerationID.make(epochMs: epochMs, fingerprint: fingerprint)
-            if fileSystem.status(layout.generation(id)) == nil, fileSystem.status(layout.temporaryGeneration(id)) == nil
-            {
-                return (id, epochMs)
-            }
+            // A `<id>.tmp` folder there is a crash's leftover, never a write in progress (the lock is
+            // held): `writeTemporaryGeneration` replaces it.
+            if fileSystem.status(layout.generation(id)) == nil { return (id, epochMs) }
             let (next, overflow) = epochMs.addingReportingOverflow(1)
             // Past Int64.max (ids on disk at the very end of time): wrap to the clock, which is
             // far below; an id there is as valid, and the pointer, not the name, says what is current.
@@ -235,8 +234,7 @@ struct FeedPublisher {
     /// Steps 1 and 2: the complete `<id>.tmp` folder, flushed (removed again on failure).
     func writeTemporaryGeneration(_ id: String, envelope: [UInt8], assets: [AssetInput]) throws {
         let temporary = layout.temporaryGeneration(id)
-        try fileSystem.removeTree(temporary)
-        try fileSystem.createDirectory(temporary)
+        try replacingLeftover(temporary) { try fileSystem.createDirectory(temporary) }
         do {
             if !assets.isEmpty {
                 let assetsFolder = temporary + "/assets"
@@ -260,6 +258,17 @@ struct FeedPublisher {
         }
     }
 
+    /// Runs `create` (which makes `path` exclusively); when a crash left something there, removes
+    /// it and runs `create` once more. Called holding the lock, so it is nobody's write in progress.
+    private func replacingLeftover(_ path: String, _ create: () throws -> Void) throws {
+        do {
+            try create()
+        } catch let error as FileSystemError where error.kind == .alreadyExists {
+            try fileSystem.removeTree(path)
+            try create()
+        }
+    }
+
     /// Step 3: `<id>.tmp` renamed to `<id>`, `generations/` flushed (the `.tmp` removed if the rename fails).
     func installGeneration(_ id: String) throws {
         let temporary = layout.temporaryGeneration(id)
@@ -279,9 +288,8 @@ struct FeedPublisher {
     /// Replaces `current.json` with `bytes` atomically: written and flushed beside it, renamed over it.
     func replacePointer(with bytes: [UInt8]) throws {
         let temporary = layout.pointerTemporary
-        try fileSystem.removeTree(temporary)
         do {
-            try fileSystem.writeFileDurably(temporary, contents: bytes)
+            try replacingLeftover(temporary) { try fileSystem.writeFileDurably(temporary, contents: bytes) }
             try fileSystem.rename(temporary, to: layout.pointer)
         } catch {
             try? fileSystem.removeTree(temporary)
@@ -317,10 +325,9 @@ struct FeedPublisher {
     /// durable); they are retried by the next sweep.
     private func applyRetention(pointer: Pointer, retiring previousIDs: [String], listing: [DirectoryEntry]?) {
         let referenced: Set<String> = Set([pointer.current] + pointer.previous)
+        // A generation already gone is not there to touch, and the touch fails harmlessly.
         for id in previousIDs where !referenced.contains(id) && SafeName.isSafe(id) {
-            if fileSystem.status(layout.generation(id))?.kind == .directory {
-                try? fileSystem.touch(layout.generation(id))
-            }
+            try? fileSystem.touch(layout.generation(id))
         }
         guard let listing else { return }
         let now = clock.nowEpochMs()
