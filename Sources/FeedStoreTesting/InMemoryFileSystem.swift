@@ -209,7 +209,11 @@ public final class InMemoryFileSystem: FileSystem {
 
     public func tryLockExclusive(_ path: String) throws -> (any FileLock)? {
         let key = normalize(path)
-        let taken = state.withLock { state -> Bool in
+        let taken = try state.withLock { state throws -> Bool in
+            // As `open(O_CREAT)`: the file is made only in a folder that exists.
+            guard case .directory? = state.nodes[parentPath(key)] else {
+                throw FileSystemError(kind: .notFound, operation: "open", path: path)
+            }
             guard !state.lockedPaths.contains(key) else { return false }
             state.lockedPaths.insert(key)
             if state.nodes[key] == nil { state.nodes[key] = .file([], modifiedNs: 0, inode: state.takeInode()) }

@@ -386,7 +386,9 @@ struct RequestDriver {
     /// `Content-Type` without parameters, lowercased.
     private func mediaType(_ contentType: UnsafePointer<CChar>?) -> String? {
         guard let contentType else { return nil }
-        let text = String(cString: contentType)
-        return (text.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "").trimmingSpaces().lowercased()
+        let count = strlen(contentType)
+        return contentType.withMemoryRebound(to: UInt8.self, capacity: count) {
+            MediaType.essence(bytes: UnsafeBufferPointer(start: $0, count: count))
+        }
     }
 }

@@ -50,8 +50,6 @@ package struct HTTPRequest: Sendable {
 
     /// `Content-Type` without parameters, lowercased (`application/json; charset=utf-8` → `application/json`).
     package var mediaType: String? {
-        guard let value = headers["Content-Type"] else { return nil }
-        let type = value.split(separator: ";", maxSplits: 1).first ?? ""
-        return type.trimmingSpaces().lowercased()
+        headers["Content-Type"].map(MediaType.essence)
     }
 }
