@@ -15,7 +15,9 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${RUNTIME_IMAGE} AS vips
 # `apt-get source` needs the deb-src entries images leave out: in the deb822 file of the
-# official images, or in sources.list on a debootstrapped one.
+# official images, or in sources.list on a debootstrapped one. Each package's newest source is
+# used (a security update's); when a registry lists it but cannot give its files, the release's
+# own version is built instead, with a warning in the build log.
 RUN set -eux; \
     if [ -f /etc/apt/sources.list.d/debian.sources ]; then \
       sed -i 's/^Types: deb$/Types: deb deb-src/' /etc/apt/sources.list.d/debian.sources; fi; \
@@ -26,7 +28,12 @@ RUN set -eux; \
       dpkg-dev gcc g++ meson ninja-build pkgconf autoconf automake libtool \
       libglib2.0-dev libexpat1-dev libjpeg62-turbo-dev libpng-dev libexif-dev liblcms2-dev \
       libimagequant-dev liborc-0.4-dev zlib1g-dev libwebp-dev libde265-dev cmake; \
-    mkdir /src; cd /src; apt-get source --only-source vips libarchive libheif; \
+    mkdir /src; cd /src; . /etc/os-release; \
+    for package in vips libarchive libheif; do \
+      apt-get source --only-source "$package" || { \
+        echo "WARNING: the newest source of $package cannot be fetched; building $VERSION_CODENAME's own"; \
+        rm -rf "$package"[-_]*; apt-get source --only-source "$package/$VERSION_CODENAME"; }; \
+    done; \
     rm -rf /var/lib/apt/lists/*
 # libheif: decoding HEIC (HEVC through libde265) is all the server asks of it, so every encoder,
 # every other decoder, plugin loading and the examples are off. Installed where libvips' build
