@@ -31,6 +31,12 @@ public struct SideTaskState<Value: Sendable>: Sendable {
         self.value = value
     }
 
+    /// For the owner that no longer wants the value: true when nobody had claimed the work (it
+    /// is now claimed, and never runs).
+    public mutating func abandon() -> Bool {
+        claim()
+    }
+
     /// For the owner: run the work here (claiming it), wait, or take the value.
     public mutating func join() -> JoinAction {
         if let value { return .take(value) }
@@ -88,6 +94,13 @@ public final class SideTask<Value: Sendable>: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Gives the work up when nobody started it (an owner whose own step failed): a pool thread
+    /// that comes to it later does nothing, and what the work captured is let go now.
+    public func abandon() {
+        let work = lock.withLock { state.abandon() ? takeWork() : nil }
+        _ = work  // released outside the lock
     }
 
     /// Takes the work out; call holding `lock`, once, after a successful claim.

@@ -81,6 +81,41 @@ import Testing
         #expect(runs.load(ordering: .relaxed) == 1, "run once: the pool's late turn does nothing")
     }
 
+    @Test func anAbandonedTaskNeverRunsAndLetsGoOfItsWork() throws {
+        var state = SideTaskState<Int>()
+        let abandoned = state.abandon()
+        let late = state.claim()
+        #expect(abandoned && !late, "abandoned before anyone claimed it: no pool thread runs it")
+        var running = SideTaskState<Int>()
+        _ = running.claim()
+        let tooLate = running.abandon()
+        #expect(!tooLate, "a thread already runs it: abandoning changes nothing")
+
+        let pool = try WorkPool(threads: 1, queueLimit: 4)
+        defer { pool.stop() }
+        let release = DispatchSemaphore(value: 0)
+        #expect(pool.submit { release.wait() }, "the pool's one thread is busy")
+        let runs = Atomic<Int>(0)
+        weak var captured: Token?
+        let task: SideTask<Int>
+        do {
+            let token = Token()
+            captured = token
+            task = SideTask {
+                withExtendedLifetime(token) { runs.add(1, ordering: .relaxed) }
+                return 1
+            }
+        }
+        task.offer(to: pool)
+        task.abandon()
+        #expect(captured == nil, "what the work captured is let go at once")
+        release.signal()
+        let done = DispatchSemaphore(value: 0)
+        #expect(pool.submit { done.signal() })
+        done.wait()
+        #expect(runs.load(ordering: .relaxed) == 0, "the pool's turn does nothing")
+    }
+
     @Test func aStoppedPoolLeavesTheWorkToItsOwner() throws {
         let pool = try WorkPool(threads: 1, queueLimit: 4)
         pool.stop()

@@ -19,6 +19,21 @@ import Testing
         )
     }
 
+    /// The entry is in the file before the answer leaves: a crash right after, or another process
+    /// reading the journal (a second server on the root, a CI step), never misses a write a
+    /// client saw answered.
+    @Test func anAnsweredWriteIsInTheJournalFileAlready() throws {
+        let scratch = ScratchDirectory()
+        let root = scratch.path + "/data"
+        try withTestServer(root: root) { (_, client) throws -> Void in
+            for n in 0..<20 {
+                let published = try client.put("/feeds/g", json: #"{"n":\#(n)}"#)
+                let ids = try JournalFile(root: root).entries().map(\.generationId)
+                #expect(ids.last == published.json["generationId"] as? String, "publish \(n)")
+            }
+        }
+    }
+
     @Test func everyWriteIsRecordedWithItsOutcome() throws {
         try withTestServer(configure: { $0.faultLab = true }) { (_, client) throws -> Void in
             let published = try client.put(

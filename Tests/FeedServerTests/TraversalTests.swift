@@ -96,4 +96,22 @@ import Testing
             withExtendedLifetime(server) {}
         }
     }
+
+    /// A symbolic link in a group folder's place is refused, not written through: nothing lands
+    /// outside the root, and the problem names no server path.
+    @Test func aGroupFolderThatIsASymbolicLinkIsNotWrittenThrough() throws {
+        let scratch = ScratchDirectory("group-link")
+        let outside = scratch.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        let root = scratch.path + "/root"
+        try withTestServer(root: root) { _, client in
+            try FileManager.default.createSymbolicLink(atPath: root + "/linked", withDestinationPath: outside)
+            let refused = try client.put("/feeds/linked", json: #"{"n":1}"#)
+            #expect(refused.status >= 400)
+            #expect(refused.header("Content-Type") == "application/problem+json")
+            #expect(!refused.text.contains(scratch.path), "no server path in the problem")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "nothing written outside")
+            #expect(try client.put("/feeds/other", json: #"{"n":1}"#).status == 201, "other groups are served")
+        }
+    }
 }

@@ -31,8 +31,6 @@ final class Server: Sendable {
     private let faultLab: FaultLab?
     /// `--watch`: the seed folder's watcher.
     private let watcher: SeedWatcher?
-    /// The write journal (nil: `--journal off`).
-    private let journal: WriteJournal?
     let daemon: HTTPDaemon
     private let shutDown = Atomic<Bool>(false)
     /// The options it was started with.
@@ -106,7 +104,6 @@ final class Server: Sendable {
         }
         let lint = FeedLint(androidScreen: options.androidScreen)
         let journal = options.journal ? WriteJournal(file: JournalFile(root: options.root)) : nil
-        self.journal = journal
         do { try journal?.file.prepare() } catch {
             throw StartError(description: "cannot make the journal's folder: \(journal?.file.reason(error) ?? "")")
         }
@@ -262,8 +259,6 @@ final class Server: Sendable {
             daemon.wakeAllSuspended()
             usleep(10_000)
         }
-        // Answered writes whose journal entries are still being appended.
-        journal?.backlog.settle(untilNanos: waitDeadline)
         faultLab?.waitForPublishes(until: waitDeadline)
         watcher?.stop(until: waitDeadline)
         pool.stop()

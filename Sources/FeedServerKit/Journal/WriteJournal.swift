@@ -34,11 +34,6 @@ final class WriteJournal: Sendable {
     /// Entries that could not be appended (the lock held too long, a full disk): counted, and the
     /// write itself answered as it was.
     let lost = Atomic<Int>(0)
-    /// Entries promised to answered writes and not yet appended.
-    let backlog = JournalBacklog()
-    /// How long a journal read waits for the entries of writes answered before it: the appends
-    /// wait at most `JournalFile.lockWaitMs` for the file's lock.
-    static let settleNanos: Int64 = 3_000_000_000
 
     init(file: JournalFile, clock: any FeedClock = SystemClock()) {
         self.file = file
@@ -57,21 +52,8 @@ final class WriteJournal: Sendable {
         }
     }
 
-    /// A ticket for the entry of a write on a journaled route about to be answered (nil for other
-    /// routes): `record` closes it, and journal reads wait for it (`settle`).
-    func promise(route: String, method: String) -> UInt64? {
-        Self.kind(route: route, method: method) == nil ? nil : backlog.issue()
-    }
-
-    /// Waits, a few seconds at most, until the entries of every write answered so far are appended.
-    func settle() {
-        backlog.settle(untilNanos: MonotonicClock.nanos() &+ Self.settleNanos)
-    }
-
-    /// Records the answer to a write on a journaled route; nothing for other routes. Closes
-    /// `ticket` (from `promise`) whatever happens.
-    func record(route: String, routed: RoutedRequest, response: HTTPResponse, problem: Problem?, ticket: UInt64?) {
-        defer { if let ticket { backlog.close(ticket) } }
+    /// Records the answer to a write on a journaled route; nothing for other routes.
+    func record(route: String, routed: RoutedRequest, response: HTTPResponse, problem: Problem?) {
         // A name that is no group's never wrote anything, and is not worth a line.
         guard let kind = Self.kind(route: route, method: routed.request.method), let group = routed.parameters.first,
             SafeName.isGroupName(group)

@@ -179,16 +179,13 @@ final class RequestPipeline: HTTPResponder {
                 response = error.response
             }
             metrics.workInProgress.subtract(1, ordering: .relaxed)
-            // Writes reach the journal here, on the pool, right after their answer is on its way:
-            // the ticket makes journal reads wait for the entry.
-            let ticket = journal?.promise(route: route, method: detached.request.method)
-            if case .suspend = response.body {
-                // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
-                deferred.complete(response)
-            } else {
-                deferred.complete(finished(response, routeIndex: routeIndex, request: detached.request))
-            }
-            journal?.record(route: route, routed: detached, response: response, problem: problem, ticket: ticket)
+            // Writes reach the journal here, on the pool, once their answer is known and before it
+            // is sent: a client that saw the answer finds the entry, whoever reads the journal and
+            // whatever happens to this process next.
+            journal?.record(route: route, routed: detached, response: response, problem: problem)
+            // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
+            if case .suspend = response.body { return deferred.complete(response) }
+            deferred.complete(finished(response, routeIndex: routeIndex, request: detached.request))
         }
         guard accepted else {
             return finished(Problem.workQueueFull.response, routeIndex: routeIndex, request: routed.request)

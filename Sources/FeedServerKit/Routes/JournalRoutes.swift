@@ -76,7 +76,6 @@ struct JournalRoutes: Sendable {
         reads.reset(now: SystemClock().nowEpochMs())
         recent?.clear()
         if let journal {
-            journal.settle()
             do { try journal.file.clear() } catch { throw Problem.journalUnavailable(journal.file.reason(error)) }
         }
         return HTTPResponse(status: 204, headers: [("Cache-Control", "no-store")])
@@ -108,7 +107,6 @@ struct JournalRoutes: Sendable {
 
     private func entries() throws(Problem) -> [JournalEntry] {
         guard let journal else { throw Problem.journalOff }
-        journal.settle()
         do { return try journal.file.entries() } catch { throw Problem.journalUnavailable(journal.file.reason(error)) }
     }
 

@@ -85,6 +85,10 @@ struct PublishCommit: Sendable {
             lintTask = SideTask(linting(upload, parsed: parsed, group: group))
             if let pool, !strict { lintTask.offer(to: pool) }
         }
+        // A refused write answers with its problem alone: the lint no pool thread started is
+        // given up, so it costs nothing and holds nothing.
+        var joined = false
+        defer { if !joined { lintTask.abandon() } }
         if strict {
             let warnings = lintTask.join()
             if !warnings.isEmpty {
@@ -106,7 +110,6 @@ struct PublishCommit: Sendable {
                     assets: upload.assetInputs, precondition: precondition)
             }
         } catch {
-            // A refused write is answered with its problem alone; the lint is not waited for.
             throw Problem(error)
         }
         // The profile a seed folder or archive carries goes with the feed it was linted with.
@@ -115,6 +118,7 @@ struct PublishCommit: Sendable {
         }
         wrote(Double(MonotonicClock.nanos() - started) / 1e9, result.changed)
         let warnings = lintTask.join()
+        joined = true
         linted(warnings)
         return Committed(result: result, warnings: warnings, canonicalPayload: parsed?.document.bytes)
     }

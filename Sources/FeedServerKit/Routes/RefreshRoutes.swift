@@ -26,7 +26,6 @@ struct RefreshRoutes: Sendable {
         // A group's ledger while it has a feed, like its other sub-resources.
         guard store.servedSummary(group: group) != nil else { throw Problem.noFeed(group: group, schemaVersion: nil) }
         let entries: [JournalEntry]
-        journal.settle()
         do { entries = try journal.file.entries() } catch {
             throw Problem.journalUnavailable(journal.file.reason(error))
         }

@@ -76,25 +76,17 @@ struct FeedPublisher {
     /// when another holder keeps it that long. `flock` has no timed wait, so this polls.
     func groupLock(waitingUntil deadline: Int64) throws(PublishError) -> (any FileLock)? {
         try mappingFailures("lock") {
+            // Looked at every time, not only when the lock's open fails: a symbolic link in the
+            // folder's place would let that open write the lock file, and all after it, elsewhere.
+            try prepareGroupFolder()
             // Short sleeps first: an ordinary writer holds the lock for milliseconds.
             var pause: useconds_t = 500
             while true {
-                if let lock = try tryLockMakingFolder() { return lock }
+                if let lock = try fileSystem.tryLockExclusive(layout.lockFile) { return lock }
                 if MonotonicClock.nanos() >= deadline { return nil }
                 usleep(pause)
                 pause = min(pause * 2, 10_000)
             }
-        }
-    }
-
-    /// The group's lock if free; when its folder is missing (a first publish, a DELETE since), the
-    /// folder is made first, so an existing group pays no look at its folder.
-    private func tryLockMakingFolder() throws -> (any FileLock)? {
-        do {
-            return try fileSystem.tryLockExclusive(layout.lockFile)
-        } catch let error as FileSystemError where error.kind == .notFound || error.kind == .notADirectory {
-            try prepareGroupFolder()
-            return try fileSystem.tryLockExclusive(layout.lockFile)
         }
     }
 
