@@ -9,6 +9,45 @@ import Testing
 @Suite struct SideTaskTests {
     private final class Token: Sendable {}
 
+    /// A task offered to a pool whose one thread is busy until `release()`: it counts its runs and
+    /// holds a token, so a test sees whether it ran and whether it still holds what it captured.
+    private final class RunCount: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    private final class HeldPoolTask: Sendable {
+        let pool: WorkPool
+        let task: SideTask<Int>
+        let runs = RunCount()
+        private let held = DispatchSemaphore(value: 0)
+        private weak let watched: Token?
+
+        init() throws {
+            pool = try WorkPool(threads: 1, queueLimit: 4)
+            let token = Token()
+            watched = token
+            let runs = runs
+            task = SideTask {
+                withExtendedLifetime(token) { runs.value.add(1, ordering: .relaxed) }
+                return 1
+            }
+            let held = held
+            #expect(pool.submit { held.wait() }, "the pool's one thread is busy")
+            task.offer(to: pool)
+        }
+
+        /// Whether the task still holds its token.
+        var holdsToken: Bool { watched != nil }
+
+        /// Lets the pool's thread go and waits until the pool has had its turn at the task.
+        func release() {
+            held.signal()
+            let done = DispatchSemaphore(value: 0)
+            #expect(pool.submit { done.signal() })
+            done.wait()
+        }
+    }
+
     @Test func theFirstClaimRunsTheWorkAndTheOwnerTakesItsValue() {
         var pool = SideTaskState<Int>()
         let first = pool.claim()
@@ -56,29 +95,12 @@ import Testing
     }
 
     @Test func theOwnerRunsTheWorkWhenThePoolIsBusyAndThePoolSkipsItLater() throws {
-        let pool = try WorkPool(threads: 1, queueLimit: 4)
-        defer { pool.stop() }
-        let release = DispatchSemaphore(value: 0)
-        #expect(pool.submit { release.wait() }, "the pool's one thread is busy")
-        let runs = Atomic<Int>(0)
-        weak var captured: Token?
-        let task: SideTask<Int>
-        do {
-            let token = Token()
-            captured = token
-            task = SideTask {
-                withExtendedLifetime(token) { runs.add(1, ordering: .relaxed) }
-                return 1
-            }
-        }
-        task.offer(to: pool)
-        #expect(task.join() == 1)
-        #expect(captured == nil, "the work, and what it captured, is let go once run")
-        release.signal()
-        let done = DispatchSemaphore(value: 0)
-        #expect(pool.submit { done.signal() })
-        done.wait()
-        #expect(runs.load(ordering: .relaxed) == 1, "run once: the pool's late turn does nothing")
+        let held = try HeldPoolTask()
+        defer { held.pool.stop() }
+        #expect(held.task.join() == 1)
+        #expect(!held.holdsToken, "the work, and what it captured, is let go once run")
+        held.release()
+        #expect(held.runs.value.load(ordering: .relaxed) == 1, "run once: the pool's late turn does nothing")
     }
 
     @Test func anAbandonedTaskNeverRunsAndLetsGoOfItsWork() throws {
@@ -91,29 +113,12 @@ import Testing
         let tooLate = running.abandon()
         #expect(!tooLate, "a thread already runs it: abandoning changes nothing")
 
-        let pool = try WorkPool(threads: 1, queueLimit: 4)
-        defer { pool.stop() }
-        let release = DispatchSemaphore(value: 0)
-        #expect(pool.submit { release.wait() }, "the pool's one thread is busy")
-        let runs = Atomic<Int>(0)
-        weak var captured: Token?
-        let task: SideTask<Int>
-        do {
-            let token = Token()
-            captured = token
-            task = SideTask {
-                withExtendedLifetime(token) { runs.add(1, ordering: .relaxed) }
-                return 1
-            }
-        }
-        task.offer(to: pool)
-        task.abandon()
-        #expect(captured == nil, "what the work captured is let go at once")
-        release.signal()
-        let done = DispatchSemaphore(value: 0)
-        #expect(pool.submit { done.signal() })
-        done.wait()
-        #expect(runs.load(ordering: .relaxed) == 0, "the pool's turn does nothing")
+        let held = try HeldPoolTask()
+        defer { held.pool.stop() }
+        held.task.abandon()
+        #expect(!held.holdsToken, "what the work captured is let go at once")
+        held.release()
+        #expect(held.runs.value.load(ordering: .relaxed) == 0, "the pool's turn does nothing")
     }
 
     @Test func aStoppedPoolLeavesTheWorkToItsOwner() throws {
