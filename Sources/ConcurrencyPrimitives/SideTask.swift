@@ -13,6 +13,8 @@ public struct SideTaskState<Value: Sendable>: Sendable {
 
     /// Whether someone runs, or ran, the work.
     public private(set) var claimed = false
+    /// Whether the owner gave the work up before anyone claimed it.
+    public private(set) var abandoned = false
     /// The value, once finished.
     public private(set) var value: Value?
 
@@ -34,11 +36,15 @@ public struct SideTaskState<Value: Sendable>: Sendable {
     /// For the owner that no longer wants the value: true when nobody had claimed the work (it
     /// is now claimed, and never runs).
     public mutating func abandon() -> Bool {
-        claim()
+        guard claim() else { return false }
+        abandoned = true
+        return true
     }
 
-    /// For the owner: run the work here (claiming it), wait, or take the value.
+    /// For the owner: run the work here (claiming it), wait, or take the value. Never after
+    /// `abandon` gave the work up: there is no value to wait for.
     public mutating func join() -> JoinAction {
+        precondition(!abandoned, "a SideTask is joined after its owner abandoned it")
         if let value { return .take(value) }
         return claim() ? .runHere : .wait
     }
@@ -97,7 +103,8 @@ public final class SideTask<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Gives the work up when nobody started it (an owner whose own step failed): a pool thread
-    /// that comes to it later does nothing, and what the work captured is let go now.
+    /// that comes to it later does nothing, and what the work captured is let go now. The owner
+    /// does not `join` after this (a programming error, which traps rather than waits forever).
     public func abandon() {
         let work = lock.withLock { state.abandon() ? takeWork() : nil }
         _ = work  // released outside the lock

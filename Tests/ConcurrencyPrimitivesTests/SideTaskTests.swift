@@ -108,10 +108,11 @@ import Testing
         let abandoned = state.abandon()
         let late = state.claim()
         #expect(abandoned && !late, "abandoned before anyone claimed it: no pool thread runs it")
+        #expect(state.abandoned, "and the owner may not join it")
         var running = SideTaskState<Int>()
         _ = running.claim()
         let tooLate = running.abandon()
-        #expect(!tooLate, "a thread already runs it: abandoning changes nothing")
+        #expect(!tooLate && !running.abandoned, "a thread already runs it: abandoning changes nothing")
 
         let held = try HeldPoolTask()
         defer { held.pool.stop() }
