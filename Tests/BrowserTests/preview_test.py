@@ -22,6 +22,7 @@ import importlib.util, json, os, re, struct, subprocess, sys, tempfile, time, ur
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import StaleElementReferenceException
 
 binary, output = sys.argv[1], sys.argv[2]
 os.makedirs(output, exist_ok=True)
@@ -543,8 +544,16 @@ try:
     check("the publish answer carries the warnings", sorted(w["code"] for w in limits["warnings"]) == ["asset-unreferenced", "ios-image-area"], json.dumps(limits["warnings"])[:300])
     driver.get(base + "/preview/limits")
     check("limits page shows its generation", wait_for(lambda: text("gen-id") == limits["generationId"], 5), text("gen-id"))
-    codes = lambda selector: [element.get_attribute("data-code") for element in driver.find_elements(By.CSS_SELECTOR, selector)]
-    check("the warning list names both codes", wait_for(lambda: sorted(codes("#warnings li")) == ["asset-unreferenced", "ios-image-area"], 3), str(codes("#warnings li")))
+    def codes(selector):
+        # The list is drawn again when the page's live updates arrive: an element read while it is
+        # replaced is stale, and the read is tried again.
+        for _ in range(20):
+            try:
+                return [element.get_attribute("data-code") for element in driver.find_elements(By.CSS_SELECTOR, selector)]
+            except StaleElementReferenceException:
+                time.sleep(0.05)
+        return ["(stale)"]
+    check("the warning list names both codes", wait_for(lambda: sorted(codes("#warnings li")) == ["asset-unreferenced", "ios-image-area"], 10), str(codes("#warnings li")))
     widgets = lambda: driver.find_elements(By.CSS_SELECTOR, "#frames .widget")
     ios_frames = lambda: [w for w in widgets() if w.get_attribute("aria-label").startswith("iOS")]
     android_frames = lambda: [w for w in widgets() if w.get_attribute("aria-label").startswith("Android")]
