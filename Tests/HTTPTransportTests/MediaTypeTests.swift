@@ -13,10 +13,12 @@ import Testing
         (";charset=utf-8", ""),
         ("", ""),
         ("   ", ""),
-        ("application/\u{212A}ml", "application/\u{212A}ml"),
+        ("Application/\u{212A}ML", "application/kml"),
+        ("App-1\u{01E8}iDon/JSON; charset=utf-8", "app-1\u{01E9}idon/json"),
     ])
     func essence(value: String, expected: String) {
         #expect(MediaType.essence(value) == expected)
+        #expect(expected == expected.lowercased(), "the essence is lowercase whatever was sent")
         let request = HTTPRequest(
             method: "PUT", rawPath: "/", query: RequestFields(given: [], kind: .GET_ARGUMENT_KIND),
             headers: RequestFields(given: [("content-type", value)], kind: .HEADER_KIND))

@@ -1,7 +1,7 @@
 /// A `Content-Type`'s essence: the type without parameters or surrounding blanks, lowercased
-/// (`Application/JSON ; charset=utf-8` → `application/json`). Media types are ASCII tokens
-/// compared without case (RFC 9110 §8.3.1), so only ASCII letters are lowered; done on bytes,
-/// since it runs on every request with a body.
+/// (`Application/JSON ; charset=utf-8` → `application/json`). Done on bytes, since it runs on every
+/// request with a body; a type with any non-ASCII byte (no media type has one, RFC 9110 §8.3.1)
+/// is lowered as Unicode text, so the essence is lowercase whatever was sent.
 enum MediaType {
     /// The essence of a header value.
     static func essence(_ value: String) -> String {
@@ -16,7 +16,8 @@ enum MediaType {
         var start = 0
         while start < end, isBlank(bytes[start]) { start += 1 }
         while end > start, isBlank(bytes[end - 1]) { end -= 1 }
-        let lowered = bytes[start..<end].map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
-        return String(decoding: lowered, as: UTF8.self)
+        let type = bytes[start..<end]
+        guard type.allSatisfy({ $0 < 0x80 }) else { return String(decoding: type, as: UTF8.self).lowercased() }
+        return String(decoding: type.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }
