@@ -81,7 +81,7 @@ import Testing
     @Test func aPoolThreadRunsTheWorkWhileTheOwnerIsBusy() throws {
         let pool = try WorkPool(threads: 1, queueLimit: 4)
         defer { pool.stop() }
-        let ranOn = Mutex<pthread_t?>(nil)
+        let ranOn = Lock<pthread_t?>(nil)
         let task = SideTask { () -> Int in
             ranOn.withLock { $0 = pthread_self() }
             return 42
