@@ -113,6 +113,7 @@ final class Server: Sendable {
             maxBodyBytes: transport.maxBodyBytes, lint: lint)
         feeds.lab = faultLab
         feeds.memory = memoryBudget
+        feeds.lintPool = pool
         // The upload holds a thread while it arrives; the prefetch takes the others (none with one).
         let prefetcher = ImagePrefetcher(encoder: encoder, maxThreads: threads - 1)
         feeds.prefetcher = prefetcher

@@ -58,11 +58,16 @@ public enum CompactJSON {
     public static func writeString(bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var plainStart = 0
-        for (index, byte) in bytes.enumerated() {
+        // A plain index loop: `enumerated()` looks its generic iterator's type up per byte in an
+        // unoptimised build (the test suite's), which the sanitizers make a contended lock.
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
             // Bytes written as they are go out in runs, not one append each.
             if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") { continue }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
-            plainStart = index + 1
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index - 1]))
+            plainStart = index
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
             case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
