@@ -97,7 +97,9 @@ final class Server: Sendable {
         // The cache first: a waiter woken next renders what is current, and a deleted feed's
         // bytes are given back at once.
         broadcaster.add { cache.forget(group: $0.group) }
-        broadcaster.add { waiters.feedChanged(group: $0.group) }
+        // After the publishing request's own answer: woken first, a thousand long-polls were
+        // answered before the client that published.
+        broadcaster.add { event in AfterAnswer.run { waiters.feedChanged(group: event.group) } }
         if let command = options.onPublish {
             let hook = PublishHook(command: command, timeoutSeconds: options.onPublishTimeoutSeconds)
             broadcaster.add { hook.run(for: $0) }

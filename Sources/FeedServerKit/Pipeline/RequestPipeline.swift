@@ -169,27 +169,36 @@ final class RequestPipeline: HTTPResponder {
         detached.request = routed.request.detached()
         let deferred = DeferredResponse()
         let accepted = pool.submit { [self, detached] in
-            metrics.workInProgress.add(1, ordering: .relaxed)
-            let response: HTTPResponse
-            var problem: Problem?
-            do throws(Problem) {
-                response = privateWhenRequired(try handler(detached), detached.request, route: route)
-            } catch {
-                problem = error
-                response = error.response
-            }
-            metrics.workInProgress.subtract(1, ordering: .relaxed)
-            // Writes reach the journal here, on the pool, once their answer is known and before it
-            // is sent: a client that saw the answer finds the entry, whoever reads the journal and
-            // whatever happens to this process next.
-            journal?.record(route: route, routed: detached, response: response, problem: problem)
-            // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
-            if case .suspend = response.body { return deferred.complete(response) }
-            deferred.complete(finished(response, routeIndex: routeIndex, request: detached.request))
+            // What the handler defers (waking a publish's long-polls) runs once its answer is handed over.
+            AfterAnswer.collecting { answer(detached, handler, route: route, routeIndex: routeIndex, into: deferred) }
         }
         guard accepted else {
             return finished(Problem.workQueueFull.response, routeIndex: routeIndex, request: routed.request)
         }
         return .deferred(deferred)
+    }
+
+    /// Runs an offloaded handler on the pool and completes `deferred` with its answer.
+    private func answer(
+        _ detached: RoutedRequest, _ handler: RouteHandler, route: String, routeIndex: Int,
+        into deferred: DeferredResponse
+    ) {
+        metrics.workInProgress.add(1, ordering: .relaxed)
+        let response: HTTPResponse
+        var problem: Problem?
+        do throws(Problem) {
+            response = privateWhenRequired(try handler(detached), detached.request, route: route)
+        } catch {
+            problem = error
+            response = error.response
+        }
+        metrics.workInProgress.subtract(1, ordering: .relaxed)
+        // Writes reach the journal here, on the pool, once their answer is known and before it
+        // is sent: a client that saw the answer finds the entry, whoever reads the journal and
+        // whatever happens to this process next.
+        journal?.record(route: route, routed: detached, response: response, problem: problem)
+        // A wait decided on the pool (a long-poll read off the disk) is counted when answered.
+        if case .suspend = response.body { return deferred.complete(response) }
+        deferred.complete(finished(response, routeIndex: routeIndex, request: detached.request))
     }
 }
