@@ -86,6 +86,9 @@ def measure(server, port):
                 selector.unregister(key.fileobj)
                 if key.fileobj is publisher:
                     publish_answered = time.perf_counter() - published
+                    status = int(buffers[publisher].split(b" ")[1])
+                    if status not in (200, 201):
+                        sys.exit(f"the publish was answered {status}")
                     continue
                 latencies.append(time.perf_counter() - published)
                 status = int(buffers[key.fileobj].split(b" ")[1])

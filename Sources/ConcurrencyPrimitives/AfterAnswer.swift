@@ -24,7 +24,7 @@ public enum AfterAnswer {
     }()
 
     /// Runs `body`, then, on this thread, what it deferred with `run`, in the order deferred.
-    public static func collecting<Result>(_ body: () -> Result) -> Result {
+    public static func collecting<Value>(_ body: () -> Value) -> Value {
         let deferred = Deferred()
         let outer = pthread_getspecific(scopeKey)
         checkPthread(

@@ -246,6 +246,8 @@ final class Server: Sendable {
     func shutdown(timeoutSeconds: Int) {
         guard !shutDown.exchange(true, ordering: .relaxed) else { return }
         daemon.stopAccepting()
+        // Emptied now: a wake a publish deferred past its answer (`AfterAnswer`) may still run
+        // after the wait below, and finds nobody left to resume.
         waiters.stop()
         faultLab?.stopHolding()
         daemon.wakeAllSuspended()

@@ -17,7 +17,8 @@ import Darwin
 /// publishes by other processes into the same root by revalidating each watched feed every
 /// 100 ms against the change token of what it last served (the store's `lstat` probes): a feed
 /// is read again only when it changed, so waiters on feeds the read cache could not keep cost no
-/// reading. Publishes through this server wake their waiters at once.
+/// reading. Publishes through this server wake their waiters at once: over HTTP, once the
+/// publishing request has its answer (`AfterAnswer`); the next tick wakes them if that is late.
 final class Waiters: Sendable {
     private struct Waiter {
         let key: FeedResponseCache.Key
