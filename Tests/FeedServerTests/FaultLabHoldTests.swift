@@ -152,9 +152,14 @@ import Glibc
         }
         print("threads: \(before) with the lab's timer, \(during) during three holds")
 
-        // The holds end on their own, and SIGTERM ends one at once.
+        // The holds end on their own, and SIGTERM ends one at once. The folder is renamed into
+        // place before the pointer is written and flushed: wait for both.
         let ended = Date().addingTimeInterval(5)
-        while !temporaryFolders(root + "/g").isEmpty, Date() < ended { usleep(10_000) }
+        while !temporaryFolders(root + "/g").isEmpty || pointer(root + "/g")["current"] as? String != slow,
+            Date() < ended
+        {
+            usleep(10_000)
+        }
         #expect(pointer(root + "/g")["current"] as? String == slow)
         let long = try inject(client, #"{"kind":"slow-publish","seconds":60}"#)
         let longID = try #require(long.json["generationId"] as? String)
