@@ -33,6 +33,8 @@ let package = Package(
         ),
         // glibc's allocator controls (mallopt), which the Glibc module does not export.
         .systemLibrary(name: "CAllocator", path: "Sources/CAllocator"),
+        // prctl(PR_SET_NAME), so threads carry their role's name in top, perf and /proc.
+        .systemLibrary(name: "CThreadName", path: "Sources/CThreadName"),
         // OpenSSL libcrypto for SHA-256 (EVP interface).
         .systemLibrary(
             name: "CLibCrypto",
@@ -66,7 +68,10 @@ let package = Package(
 
         // Locks, a condition, threads, the work pool, the monotonic clock: pthread-based, return
         // codes checked; one home for every primitive the other targets share.
-        .target(name: "ConcurrencyPrimitives"),
+        .target(
+            name: "ConcurrencyPrimitives",
+            dependencies: [.target(name: "CThreadName", condition: .when(platforms: [.linux]))]
+        ),
         // The heart, usable without the server: format v1, publish, read, retention, rotation,
         // lint, faults, seed layout, uploads. No HTTP, no libvips, no libarchive.
         .target(

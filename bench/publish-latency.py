@@ -7,6 +7,8 @@ must perform (same disk, same folder depth):
   write+fsync current.json.tmp; rename -> current.json; fsync group/
 
 Runs alternate in batches so that disk noise hits both sides alike. Prints Markdown.
+With BUSY=n, n busy loops at normal priority run for the whole measurement, on every side (a
+machine running a parallel build beside the server).
 With FLOOR_BINARY (bench/publish-floor.c) the same PUTs also go, in their own batches, to the
 libmicrohttpd publish floor: that sequence run by a worker thread behind a suspended connection.
 Usage: publish-latency.py BINARY WORKDIR [ROUNDS] [PER_ROUND]
@@ -78,6 +80,7 @@ if floor_binary:
     floor_server.stdout.readline()
     floor_connection = http.client.HTTPConnection("127.0.0.1", floor_port)
 
+busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(int(os.environ.get("BUSY", "0")))]
 connection = http.client.HTTPConnection("127.0.0.1", port)
 profile = json.dumps({"items": "/quotes", "title": "/text", "zone": "Europe/Berlin"}).encode()
 connection.request("PUT", "/feeds/bench/profile", body=profile, headers={"Content-Type": "application/json"})
@@ -116,6 +119,8 @@ try:
             sequence += 1
             floor_publish.append(timed_put(floor_connection, payload(sequence)))
 finally:
+    for loop in busy:
+        loop.kill()
     server.terminate()
     server.wait()
     if floor_server:
@@ -134,7 +139,8 @@ if floor_publish:
 print()
 floor = percentile(bare, 50) + percentile(roundtrip, 50)
 print(f"p50 ratio: {percentile(publish, 50) / floor:.2f} against the floor (bare sequence + round trip, {ms(floor)} ms); "
-      f"{percentile(publish, 50) / percentile(bare, 50):.2f} against the bare sequence alone; payload {size} bytes; workdir {work}")
+      f"{percentile(publish, 50) / percentile(bare, 50):.2f} against the bare sequence alone; payload {size} bytes; workdir {work}; "
+      f"{len(busy)} busy loops")
 if floor_publish:
     print(f"hand-off floor ratio: {percentile(publish, 50) / percentile(floor_publish, 50):.2f} against the libmicrohttpd publish floor "
           f"({ms(percentile(floor_publish, 50))} ms: the bare sequence on a worker thread behind a suspended connection)")

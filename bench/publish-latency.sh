@@ -3,6 +3,7 @@
 # WORKDIR picks the disk (default: a folder under the repository, i.e. the project's disk).
 # Beside it, the libmicrohttpd publish floor (bench/publish-floor.c): the same sequence behind a
 # hand-off to a worker thread, which is what keeping disk work off libmicrohttpd's threads costs.
+# BUSY=n runs n busy loops beside every side of the measurement (a build on the same machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

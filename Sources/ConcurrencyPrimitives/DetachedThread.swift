@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CThreadName
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -25,9 +26,19 @@ public enum DetachedThread {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    /// Starts `body` on a new detached thread.
-    public static func start(_ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
-        let context = Unmanaged.passRetained(Body(body))
+    /// Starts `body` on a new detached thread, named `name` in `top -H`, `perf` and
+    /// `/proc/<pid>/task/*/comm` (Linux keeps 15 bytes); unnamed, it keeps its creator's name.
+    public static func start(
+        name: String? = nil, _ body: @escaping @Sendable () -> Void
+    ) throws(ThreadStartError) {
+        let named: @Sendable () -> Void =
+            if let name {
+                {
+                    nameCurrentThread(name)
+                    body()
+                }
+            } else { body }
+        let context = Unmanaged.passRetained(Body(named))
         #if canImport(Darwin)
         var thread: pthread_t?  // a pointer type on Darwin, an integer on Linux
         #else
@@ -49,6 +60,15 @@ public enum DetachedThread {
         if let thread { checkPthread(pthread_detach(thread), "pthread_detach") }
         #else
         checkPthread(pthread_detach(thread), "pthread_detach")
+        #endif
+    }
+
+    /// Names the calling thread; a failure leaves the old name, which only tools show.
+    private static func nameCurrentThread(_ name: String) {
+        #if canImport(Darwin)
+        _ = pthread_setname_np(name)
+        #else
+        _ = CThreadName_set_current(name)
         #endif
     }
 }

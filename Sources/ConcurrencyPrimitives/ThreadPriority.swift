@@ -4,7 +4,11 @@ import Glibc
 import Darwin
 #endif
 
-/// The priority of the threads that do slow work (publishes, image preparation, seeding).
+/// The priority of the threads that prepare images (decoding, resizing, encoding).
+///
+/// Only image work is lowered. Publishes, deletes, listings and the waiters' renders run at
+/// normal priority: beside a build that keeps every core busy, an idle-class thread gets a
+/// sliver of a CPU, and a 0.5 ms JSON publish took 90–200 ms (docs/benchmarks.md).
 public enum ThreadPriority {
     /// Runs the calling thread (and every thread it starts later, which inherits it, libvips'
     /// workers included) under `SCHED_IDLE` (`sched_setscheduler`): on a small machine a photo
@@ -13,7 +17,8 @@ public enum ThreadPriority {
     /// image work often enough to triple the read p99 (docs/benchmarks.md); an
     /// idle-class thread is preempted by any normal thread that wakes. It still gets the CPU
     /// whenever nothing else wants it, and a sliver when something always does. Falls back to
-    /// nice 19 where the policy is refused. Both are per thread on Linux.
+    /// nice 19 where the policy is refused. Both are per thread on Linux, and one way: without
+    /// `CAP_SYS_NICE` a lowered thread cannot be raised again, so lowered work gets its own thread.
     public static func lowerCurrentThread() {
         #if os(Linux)
         var parameters = sched_param(sched_priority: 0)
@@ -25,12 +30,13 @@ public enum ThreadPriority {
         #endif
     }
 
-    /// Runs `work` on a new thread at the lowered priority and waits for its result (for slow
-    /// work the caller's own thread cannot be lowered for: seeding at start-up, so the libvips
-    /// workers it leaves behind for later publishes do not run at normal priority).
-    public static func runLowered<T: Sendable>(_ work: @escaping @Sendable () -> T) throws(ThreadStartError) -> T {
+    /// Runs `work` on a new thread named `name`, at the lowered priority, and waits for its
+    /// result: the caller keeps its own priority for what it does next.
+    public static func runLowered<T: Sendable>(
+        name: String, _ work: @escaping @Sendable () -> T
+    ) throws(ThreadStartError) -> T {
         let result = Handoff<T>()
-        try DetachedThread.start {
+        try DetachedThread.start(name: name) {
             lowerCurrentThread()
             result.fill(work())
         }

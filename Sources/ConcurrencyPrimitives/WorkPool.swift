@@ -16,14 +16,12 @@ public final class WorkPool: @unchecked Sendable {
     private var stopping = false
     private let queueLimit: Int
 
-    /// Starts `threads` workers; at most `queueLimit` jobs wait.
-    public init(threads: Int, queueLimit: Int) throws(ThreadStartError) {
+    /// Starts `threads` workers named `name`; at most `queueLimit` jobs wait. They run at normal
+    /// priority: image work lowers itself on threads of its own (`ThreadPriority.runLowered`).
+    public init(threads: Int, queueLimit: Int, name: String = "feed-pool") throws(ThreadStartError) {
         self.queueLimit = max(1, queueLimit)
         for _ in 0..<max(1, threads) {
-            try DetachedThread.start { [self] in
-                ThreadPriority.lowerCurrentThread()
-                work()
-            }
+            try DetachedThread.start(name: name) { [self] in work() }
         }
     }
 

@@ -70,8 +70,8 @@ public final class ImagePrefetchBatch: @unchecked Sendable {
         guard lock.withLock({ queue.add(job) }) == .startWorker else { return }
         guard prefetcher.takeThread() else { return noWorker() }
         do {
-            try DetachedThread.start { [self] in
-                // Started from a connection's thread: lowered like the work pool that packs, or
+            try DetachedThread.start(name: "feed-prefetch") { [self] in
+                // Started from a connection's thread: lowered like the threads that pack, or
                 // reads would wait behind the decoding (and libvips' workers it starts keep the
                 // priority they are born with).
                 ThreadPriority.lowerCurrentThread()

@@ -160,8 +160,23 @@ extension VipsImageEncoder {
     /// hashed once, first attempt encoded) on `threads` threads: the greedy pass that follows
     /// reuses those renderers and mostly reads the cache. The upload's `prefetch` thread, when
     /// one still runs, becomes one of the `threads`, so no more images are decoded at once.
+    /// The work runs on lowered threads of its own (`ThreadPriority`) while the caller waits,
+    /// so the caller's thread keeps its priority for the disk work of the publish that follows.
     public func pack(
         _ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int, prefetch: ImagePrefetchBatch? = nil
+    ) -> AssetBudget.Result {
+        let lowered = try? ThreadPriority.runLowered(name: Self.threadName) {
+            self.packHere(candidates, budget: budget, threads: threads, prefetch: prefetch)
+        }
+        // Without a thread to spare, the pack runs on the caller's, at the caller's priority.
+        return lowered ?? packHere(candidates, budget: budget, threads: threads, prefetch: prefetch)
+    }
+
+    /// The name of the threads that pack images, and of the helpers they start.
+    public static let threadName = "feed-images"
+
+    private func packHere(
+        _ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int, prefetch: ImagePrefetchBatch?
     ) -> AssetBudget.Result {
         packs.add(1, ordering: .relaxed)
         defer { packs.subtract(1, ordering: .relaxed) }

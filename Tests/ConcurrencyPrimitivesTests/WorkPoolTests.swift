@@ -4,30 +4,29 @@ import Testing
 
 @testable import ConcurrencyPrimitives
 
-/// The work pool: idle-class threads, a bounded queue, jobs that let go of what they captured.
+/// The work pool: named threads at normal priority, a bounded queue, jobs that let go of what they captured.
 @Suite struct WorkPoolTests {
     private final class Token: Sendable {}
 
-    /// Pool jobs, and the threads they start (as image preparation does), run in Linux's idle
-    /// scheduling class, below every thread that answers reads.
-    @Test func jobsAndTheThreadsTheyStartRunInTheIdleClass() throws {
-        let pool = try WorkPool(threads: 1, queueLimit: 4)
+    /// Pool jobs run at normal priority on threads named for the pool: only image work is lowered,
+    /// on threads of its own, so a busy machine does not starve a publish.
+    @Test func jobsRunAtNormalPriorityOnNamedThreads() throws {
+        let pool = try WorkPool(threads: 1, queueLimit: 4, name: "test-pool")
         defer { pool.stop() }
-        let policies = Lock<(job: Int32, child: Int32)?>(nil)
+        let observed = Lock<(policy: Int32, nice: Int32, name: String)?>(nil)
         let done = DispatchSemaphore(value: 0)
         #expect(
             pool.submit {
-                let child = Lock<Int32>(-1)
-                try? DetachedThread.start { child.withLock { $0 = sched_getscheduler(0) } }
-                while child.withLock({ $0 }) == -1 { usleep(1_000) }
-                policies.withLock { $0 = (sched_getscheduler(0), child.withLock { $0 }) }
+                errno = 0
+                let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+                observed.withLock { $0 = (sched_getscheduler(0), nice, currentThreadName()) }
                 done.signal()
             })
         #expect(done.wait(timeout: .now() + 10) == .success)
-        let observed = try #require(policies.withLock { $0 })
-        #expect(observed.job == 5, "SCHED_IDLE")
-        #expect(observed.child == 5, "inherited by threads the job starts")
-        #expect(sched_getscheduler(0) == 0, "the caller stays SCHED_OTHER")
+        let job = try #require(observed.withLock { $0 })
+        #expect(job.policy == 0, "SCHED_OTHER")
+        #expect(job.nice == getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0), "the caller's nice value")
+        #expect(job.name == "test-pool")
     }
 
     @Test func aFullQueueAndAStoppedPoolRefuseJobs() throws {

@@ -77,7 +77,7 @@ final class Server: Sendable {
         self.pool = pool
         // One thread for the journal's reads and verification (`WorkLane.diagnostics`).
         let diagnostics = try Self.starting("the diagnostics thread") { () throws(ThreadStartError) in
-            try WorkPool(threads: 1, queueLimit: 256)
+            try WorkPool(threads: 1, queueLimit: 256, name: "feed-diagnose")
         }
         self.diagnostics = diagnostics
         // With a read token every read answer says `private`, decided once for the caches' answers.
@@ -129,12 +129,7 @@ final class Server: Sendable {
                 maxAssets: transport.maxParts, maxAssetBytes: transport.maxBodyBytes, lint: lint,
                 strict: options.seedStrict, journal: journal, uploads: uploads)
             if options.watch { watcher = try SeedWatcher(publisher: seeds) }
-            // On a lowered thread: the libvips workers it starts stay for later publishes.
-            let seeded = try Self.starting("seeding") { () throws(ThreadStartError) in
-                try ThreadPriority.runLowered { () -> Result<[String: SeedPublisher.Outcome], SeedError> in
-                    Result { () throws(SeedError) in try seeds.publishAll() }
-                }
-            }
+            let seeded = Result { () throws(SeedError) in try seeds.publishAll() }
             switch seeded {
             case .failure(let error): throw StartError(description: "--seed '\(seed)': \(error.description)")
             case .success(let outcomes) where options.seedStrict: try Self.requireEveryGroup(outcomes, seed: seed)

@@ -109,7 +109,7 @@ final class FaultLab: @unchecked Sendable {
         }
         guard start else { return }
         do {
-            try DetachedThread.start { [self] in runTimer() }
+            try DetachedThread.start(name: "feed-fault-lab") { [self] in runTimer() }
         } catch {
             condition.withLock { timerStarted = false }
             throw error

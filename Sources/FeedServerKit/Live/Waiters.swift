@@ -58,7 +58,7 @@ final class Waiters: Sendable {
         self.cache = cache
         self.metrics = metrics
         self.capacity = capacity
-        try DetachedThread.start { [weak self] in self?.watch() }
+        try DetachedThread.start(name: "feed-waiters") { [weak self] in self?.watch() }
     }
 
     /// Parks a request that holds `entityTag` for `key` until it changes or `seconds` pass.

@@ -87,8 +87,7 @@ final class SeedWatcher: @unchecked Sendable {
     }
 
     private func startThread() throws(ThreadStartError) {
-        try DetachedThread.start { [self] in
-            ThreadPriority.lowerCurrentThread()  // republishes prepare images, as the work pool does
+        try DetachedThread.start(name: "feed-seed-watch") { [self] in
             run()
             finished.withLock {
                 running = false

@@ -73,7 +73,7 @@ final class ConnectionWatchdog: Sendable {
 
     /// Starts the watcher thread.
     func start() throws(ThreadStartError) {
-        try DetachedThread.start { [self] in
+        try DetachedThread.start(name: "feed-watchdog") { [self] in
             while running.load(ordering: .relaxed) {
                 usleep(useconds_t(Self.tickNanos / 1000))
                 check(now: MonotonicClock.nanos())
