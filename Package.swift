@@ -33,8 +33,8 @@ let package = Package(
         ),
         // glibc's allocator controls (mallopt), which the Glibc module does not export.
         .systemLibrary(name: "CAllocator", path: "Sources/CAllocator"),
-        // prctl(PR_SET_NAME), so threads carry their role's name in top, perf and /proc.
-        .systemLibrary(name: "CThreadName", path: "Sources/CThreadName"),
+        // A thread's name (prctl) and time slice (sched_setattr), which the Glibc module does not export.
+        .systemLibrary(name: "CThreadScheduling", path: "Sources/CThreadScheduling"),
         // OpenSSL libcrypto for SHA-256 (EVP interface).
         .systemLibrary(
             name: "CLibCrypto",
@@ -70,7 +70,7 @@ let package = Package(
         // codes checked; one home for every primitive the other targets share.
         .target(
             name: "ConcurrencyPrimitives",
-            dependencies: [.target(name: "CThreadName", condition: .when(platforms: [.linux]))]
+            dependencies: [.target(name: "CThreadScheduling", condition: .when(platforms: [.linux]))]
         ),
         // The heart, usable without the server: format v1, publish, read, retention, rotation,
         // lint, faults, seed layout, uploads. No HTTP, no libvips, no libarchive.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import CThreadName
+import CThreadScheduling
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -68,7 +68,7 @@ public enum DetachedThread {
         #if canImport(Darwin)
         _ = pthread_setname_np(name)
         #else
-        _ = CThreadName_set_current(name)
+        _ = CThreadScheduling_set_name(name)
         #endif
     }
 }

@@ -1,32 +1,60 @@
 #if canImport(Glibc)
+import CThreadScheduling
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// The priority of the threads that prepare images (decoding, resizing, encoding).
+/// The priority of the threads that prepare images (decoding, resizing, encoding), and the time
+/// slices of the threads that answer requests.
 ///
-/// Only image work is lowered. Publishes, deletes, listings and the waiters' renders run at
-/// normal priority: beside a build that keeps every core busy, an idle-class thread gets a
-/// sliver of a CPU, and a 0.5 ms JSON publish took 90–200 ms (docs/benchmarks.md).
+/// Image work runs ten `nice` levels below the rest of the server, on threads of its own; the
+/// threads that answer requests ask for short time slices, so one that wakes takes a core from
+/// image work at once instead of at the end of its slice (Linux 6.12 and later: elsewhere the
+/// request is ignored). Publishes, deletes, listings and the waiters' renders run at normal
+/// priority. Linux's idle class (`SCHED_IDLE`) was tried for image work and left: beside a
+/// build that kept both cores busy, 12 photos took 162 s to publish, against 4.7 s at nice +10
+/// (docs/benchmarks.md).
 public enum ThreadPriority {
-    /// Runs the calling thread (and every thread it starts later, which inherits it, libvips'
-    /// workers included) under `SCHED_IDLE` (`sched_setscheduler`): on a small machine a photo
-    /// publish would otherwise take the cores from libmicrohttpd's threads, and reads answered
-    /// from memory would wait for a CPU. Under nice 19 a woken reader still waits behind the
-    /// image work often enough to triple the read p99 (docs/benchmarks.md); an
-    /// idle-class thread is preempted by any normal thread that wakes. It still gets the CPU
-    /// whenever nothing else wants it, and a sliver when something always does. Falls back to
-    /// nice 19 where the policy is refused. Both are per thread on Linux, and one way: without
-    /// `CAP_SYS_NICE` a lowered thread cannot be raised again, so lowered work gets its own thread.
+    /// How far below the server's own threads image work runs.
+    static let imageNiceOffset: Int32 = 10
+
+    /// Lowers the calling thread (and every thread it starts later, which inherits it, libvips'
+    /// workers included) `imageNiceOffset` nice levels, at most to 19. `nice` is per thread on
+    /// Linux, and one way: without `CAP_SYS_NICE` a lowered thread cannot be raised again, so
+    /// lowered work gets a thread of its own.
     public static func lowerCurrentThread() {
         #if os(Linux)
-        var parameters = sched_param(sched_priority: 0)
-        if sched_setscheduler(0, idlePolicy, &parameters) != 0 {  // 0: the calling thread
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
-        }
+        errno = 0
+        let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)  // 0: the calling thread
+        guard errno == 0 else { return }
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, current + imageNiceOffset))
         #elseif canImport(Darwin)
         _ = setpriority(PRIO_DARWIN_THREAD, 0, PRIO_DARWIN_BG)  // Darwin's per-thread equivalent
+        #endif
+    }
+
+    /// Runs `start` with the calling thread's time slice set to `microseconds`, so the threads it
+    /// starts (libmicrohttpd's) inherit it, then gives the caller the default slice back. A
+    /// kernel that does not know the request (before 6.12), or refuses it, changes nothing.
+    public static func startingThreadsWithShortSlices<T>(
+        microseconds: UInt64 = 100, _ start: () throws -> T
+    ) rethrows -> T {
+        #if os(Linux)
+        errno = 0
+        let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let applied = errno == 0 && CThreadScheduling_set_slice(microseconds * 1_000, nice) == 0
+        defer { if applied { _ = CThreadScheduling_set_slice(0, nice) } }
+        #endif
+        return try start()
+    }
+
+    /// The calling thread's time slice in nanoseconds as the kernel reports it (0 before Linux 6.12).
+    public static var currentSliceNanoseconds: UInt64 {
+        #if os(Linux)
+        CThreadScheduling_slice()
+        #else
+        0
         #endif
     }
 
@@ -64,9 +92,4 @@ public enum ThreadPriority {
             }
         }
     }
-
-    #if os(Linux)
-    /// `SCHED_IDLE` from <sched.h> (defined only under `_GNU_SOURCE`, so not imported).
-    private static let idlePolicy: Int32 = 5
-    #endif
 }

@@ -3,20 +3,37 @@ import Testing
 
 @testable import ConcurrencyPrimitives
 
-/// Lowered work runs in Linux's idle class on a thread of its own; the caller keeps its priority.
+/// Lowered work runs ten nice levels down on a thread of its own, the caller keeps its priority;
+/// threads started under short slices keep them, their starter gets its own back.
 @Suite struct ThreadPriorityTests {
-    @Test func loweredWorkRunsInTheIdleClassOnANamedThreadAndItsChildrenInheritIt() throws {
+    @Test func loweredWorkRunsTenNiceLevelsDownOnANamedThreadAndItsChildrenInheritIt() throws {
+        let callerNice = currentNice()
         let seen = try ThreadPriority.runLowered(name: "test-lowered") { () -> [String] in
-            let child = Lock<(policy: Int32, name: String)?>(nil)
-            try? DetachedThread.start { child.withLock { $0 = (sched_getscheduler(0), currentThreadName()) } }
+            let child = Lock<(nice: Int32, name: String)?>(nil)
+            try? DetachedThread.start { child.withLock { $0 = (currentNice(), currentThreadName()) } }
             while child.withLock({ $0 }) == nil { usleep(1_000) }
             let started = child.withLock { $0 }
             return [
-                "\(sched_getscheduler(0))", currentThreadName(), "\(started?.policy ?? -1)", started?.name ?? "",
+                "\(sched_getscheduler(0))", "\(currentNice())", currentThreadName(), "\(started?.nice ?? -100)",
+                started?.name ?? "",
             ]
         }
-        #expect(seen == ["5", "test-lowered", "5", "test-lowered"], "SCHED_IDLE, named, inherited")
-        #expect(sched_getscheduler(0) == 0, "the caller stays SCHED_OTHER")
+        let lowered = "\(min(19, callerNice + 10))"
+        #expect(seen == ["0", lowered, "test-lowered", lowered, "test-lowered"], "SCHED_OTHER, +10, named, inherited")
+        #expect(currentNice() == callerNice, "the caller keeps its nice value")
+    }
+
+    @Test func threadsStartedUnderShortSlicesKeepThemAndTheStarterGetsItsOwnBack() throws {
+        let before = ThreadPriority.currentSliceNanoseconds
+        let inside = Lock<UInt64?>(nil)
+        ThreadPriority.startingThreadsWithShortSlices(microseconds: 150) {
+            try? DetachedThread.start { inside.withLock { $0 = ThreadPriority.currentSliceNanoseconds } }
+        }
+        #expect(ThreadPriority.currentSliceNanoseconds == before, "the starter's slice is restored")
+        while inside.withLock({ $0 }) == nil { usleep(1_000) }
+        let started = try #require(inside.withLock { $0 })
+        // Kernels before 6.12 have no per-thread slice and report 0.
+        #expect(before == 0 || started == 150_000, "inherited: \(started) ns, the default \(before) ns")
     }
 
     @Test func aThreadCarriesTheNameItWasStartedWithAndLinuxKeepsFifteenBytes() throws {
@@ -38,3 +55,6 @@ func currentThreadName() -> String {
     let text = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
     return text.trimmingCharacters(in: .newlines)
 }
+
+/// The calling thread's nice value (per thread on Linux).
+func currentNice() -> Int32 { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }

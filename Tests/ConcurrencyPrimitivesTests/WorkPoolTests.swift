@@ -17,15 +17,13 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         #expect(
             pool.submit {
-                errno = 0
-                let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-                observed.withLock { $0 = (sched_getscheduler(0), nice, currentThreadName()) }
+                observed.withLock { $0 = (sched_getscheduler(0), currentNice(), currentThreadName()) }
                 done.signal()
             })
         #expect(done.wait(timeout: .now() + 10) == .success)
         let job = try #require(observed.withLock { $0 })
         #expect(job.policy == 0, "SCHED_OTHER")
-        #expect(job.nice == getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0), "the caller's nice value")
+        #expect(job.nice == currentNice(), "the caller's nice value")
         #expect(job.name == "test-pool")
     }
 

@@ -67,9 +67,13 @@ package final class HTTPDaemon: Sendable {
                 listen_backlog: 1024,
                 per_ip_connection_limit: UInt32(clamping: max(0, settings.maxConnectionsPerIP)),
                 notify_connection: DaemonCallbacks.connectionNotified)
-            return CMicroHTTPD_start_daemon(
-                &options, DaemonCallbacks.accessHandler, DaemonCallbacks.requestCompleted,
-                Unmanaged.passUnretained(context).toOpaque())
+            // Its threads answer reads from memory in microseconds: with short slices, one that
+            // wakes takes a core from image work at once.
+            return ThreadPriority.startingThreadsWithShortSlices {
+                CMicroHTTPD_start_daemon(
+                    &options, DaemonCallbacks.accessHandler, DaemonCallbacks.requestCompleted,
+                    Unmanaged.passUnretained(context).toOpaque())
+            }
         }
         guard let started else {
             throw DaemonStartError(
