@@ -10,8 +10,8 @@
 //
 // Same daemon flags and limits as feed-server's HTTPDaemon (bench/floor-daemon.h).
 //
-// Its worker thread runs at normal priority (feed-server's work pool runs in SCHED_IDLE), and
-// generations are numbered from 1 on every start: FOLDER must be new.
+// Its worker thread runs at normal priority, as feed-server's work pool does, and generations
+// are numbered from 1 on every start: FOLDER must be new.
 //
 // Build: cc -O2 -o publish-floor bench/publish-floor.c -lmicrohttpd -lpthread
 // Run:   publish-floor PORT THREADS FOLDER
