@@ -13,7 +13,7 @@ With FLOOR_BINARY (bench/publish-floor.c) the same PUTs also go, in their own ba
 libmicrohttpd publish floor: that sequence run by a worker thread behind a suspended connection.
 Usage: publish-latency.py BINARY WORKDIR [ROUNDS] [PER_ROUND]
 """
-import http.client, json, os, socket, statistics, subprocess, sys, time, re
+import atexit, http.client, json, os, socket, statistics, subprocess, sys, time, re
 
 binary, work = sys.argv[1], sys.argv[2]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
@@ -81,6 +81,7 @@ if floor_binary:
     floor_connection = http.client.HTTPConnection("127.0.0.1", floor_port)
 
 busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(int(os.environ.get("BUSY", "0")))]
+atexit.register(lambda: [loop.kill() for loop in busy])  # also when a request below fails
 connection = http.client.HTTPConnection("127.0.0.1", port)
 profile = json.dumps({"items": "/quotes", "title": "/text", "zone": "Europe/Berlin"}).encode()
 connection.request("PUT", "/feeds/bench/profile", body=profile, headers={"Content-Type": "application/json"})
@@ -119,8 +120,6 @@ try:
             sequence += 1
             floor_publish.append(timed_put(floor_connection, payload(sequence)))
 finally:
-    for loop in busy:
-        loop.kill()
     server.terminate()
     server.wait()
     if floor_server:

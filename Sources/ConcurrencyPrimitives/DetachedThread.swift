@@ -64,7 +64,7 @@ public enum DetachedThread {
     }
 
     /// Names the calling thread; a failure leaves the old name, which only tools show.
-    private static func nameCurrentThread(_ name: String) {
+    static func nameCurrentThread(_ name: String) {
         #if canImport(Darwin)
         _ = pthread_setname_np(name)
         #else

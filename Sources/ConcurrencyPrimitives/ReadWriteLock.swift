@@ -31,6 +31,16 @@ public final class ReadWriteLock: @unchecked Sendable {
         return try body()
     }
 
+    /// Runs `body` holding the lock shared if that needs no wait (`pthread_rwlock_tryrdlock`);
+    /// nil, without running it, while a writer holds the lock or waits for it.
+    public func sharedIfFree<T>(_ body: () throws -> T) rethrows -> T? {
+        let status = pthread_rwlock_tryrdlock(lock)
+        if status == EBUSY { return nil }
+        checkPthread(status, "pthread_rwlock_tryrdlock")
+        defer { checkPthread(pthread_rwlock_unlock(lock), "pthread_rwlock_unlock") }
+        return try body()
+    }
+
     /// Runs `body` holding the lock exclusively (`pthread_rwlock_wrlock`).
     public func exclusive<T>(_ body: () throws -> T) rethrows -> T {
         checkPthread(pthread_rwlock_wrlock(lock), "pthread_rwlock_wrlock")

@@ -20,11 +20,21 @@ public enum ThreadPriority {
     static let imageNiceOffset: Int32 = 10
 
     /// Lowers the calling thread (and every thread it starts later, which inherits it, libvips'
-    /// workers included) `imageNiceOffset` nice levels, at most to 19. `nice` is per thread on
-    /// Linux, and one way: without `CAP_SYS_NICE` a lowered thread cannot be raised again, so
-    /// lowered work gets a thread of its own.
+    /// workers included) `imageNiceOffset` nice levels, at most to 19, with the default time
+    /// slice (a thread started from libmicrohttpd's would inherit their short one). `nice` is per
+    /// thread on Linux, and one way: without `CAP_SYS_NICE` a lowered thread cannot be raised
+    /// again, so lowered work gets a thread of its own. A policy other than the fair scheduler's
+    /// (real-time, set by the user) is left alone.
     public static func lowerCurrentThread() {
         #if os(Linux)
+        var attributes = sched_attr()
+        if CThreadScheduling_get(&attributes) == 0 {
+            guard CThreadScheduling_is_fair(attributes.sched_policy) != 0 else { return }
+            attributes.sched_nice = min(19, attributes.sched_nice + imageNiceOffset)
+            attributes.sched_runtime = 0
+            if CThreadScheduling_set(&attributes) == 0 { return }
+        }
+        // Kernels or sandboxes without sched_getattr/sched_setattr: the nice value alone.
         errno = 0
         let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)  // 0: the calling thread
         guard errno == 0 else { return }
@@ -35,16 +45,20 @@ public enum ThreadPriority {
     }
 
     /// Runs `start` with the calling thread's time slice set to `microseconds`, so the threads it
-    /// starts (libmicrohttpd's) inherit it, then gives the caller the default slice back. A
-    /// kernel that does not know the request (before 6.12), or refuses it, changes nothing.
+    /// starts (libmicrohttpd's) inherit it, then gives the caller its own attributes back. Only
+    /// under the fair scheduler; a kernel that does not know slices (before 6.12) ignores them.
     public static func startingThreadsWithShortSlices<T>(
         microseconds: UInt64 = 100, _ start: () throws -> T
     ) rethrows -> T {
         #if os(Linux)
-        errno = 0
-        let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        let applied = errno == 0 && CThreadScheduling_set_slice(microseconds * 1_000, nice) == 0
-        defer { if applied { _ = CThreadScheduling_set_slice(0, nice) } }
+        var saved = sched_attr()
+        var applied = false
+        if CThreadScheduling_get(&saved) == 0, CThreadScheduling_is_fair(saved.sched_policy) != 0 {
+            var short = saved
+            short.sched_runtime = min(microseconds, 1_000_000) * 1_000
+            applied = CThreadScheduling_set(&short) == 0
+        }
+        defer { if applied { _ = CThreadScheduling_set(&saved) } }
         #endif
         return try start()
     }
@@ -52,7 +66,8 @@ public enum ThreadPriority {
     /// The calling thread's time slice in nanoseconds as the kernel reports it (0 before Linux 6.12).
     public static var currentSliceNanoseconds: UInt64 {
         #if os(Linux)
-        CThreadScheduling_slice()
+        var attributes = sched_attr()
+        return CThreadScheduling_get(&attributes) == 0 ? attributes.sched_runtime : 0
         #else
         0
         #endif
@@ -64,8 +79,9 @@ public enum ThreadPriority {
         name: String, _ work: @escaping @Sendable () -> T
     ) throws(ThreadStartError) -> T {
         let result = Handoff<T>()
-        try DetachedThread.start(name: name) {
+        try DetachedThread.start {
             lowerCurrentThread()
+            DetachedThread.nameCurrentThread(name)  // after lowering: seen under its name, it is lowered
             result.fill(work())
         }
         return result.take()

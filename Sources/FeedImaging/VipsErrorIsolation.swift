@@ -31,9 +31,14 @@ enum VipsErrorIsolation {
         return try retried.get()
     }
 
-    /// Runs a call whose failure needs no text (header probes): only keeps the buffer from
-    /// being read while a failure is being diagnosed.
-    static func runQuietly<T>(_ attempt: () -> T) -> T { gate.shared(attempt) }
+    /// Runs a call whose failure needs no text (header probes), keeping the buffer from being
+    /// read meanwhile when that needs no wait. A failure being diagnosed holds the gate for a
+    /// whole decode on a lowered image thread; a probe from a publish or a read does not wait
+    /// for it. The price, when a probe fails meanwhile, is its text joining that diagnosis's.
+    static func runQuietly<T>(_ attempt: () -> T) -> T {
+        if let result = gate.sharedIfFree(attempt) { return result }
+        return attempt()
+    }
 
     /// Whether libvips' text says the process ran out of threads or memory (libvips 8.14 words
     /// from `vips_g_thread_new`, GLib's `g_thread_try_new`, `vips_tracked_malloc` and its calloc,

@@ -165,11 +165,16 @@ extension VipsImageEncoder {
     public func pack(
         _ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int, prefetch: ImagePrefetchBatch? = nil
     ) -> AssetBudget.Result {
-        let lowered = try? ThreadPriority.runLowered(name: Self.threadName) {
-            self.packHere(candidates, budget: budget, threads: threads, prefetch: prefetch)
+        do {
+            return try ThreadPriority.runLowered(name: Self.threadName) {
+                self.packHere(candidates, budget: budget, threads: threads, prefetch: prefetch)
+            }
+        } catch {
+            // Not on the caller's thread: libvips keeps the workers a pack starts for later
+            // packs, and these would keep the caller's priority.
+            prefetch?.cancel()
+            return AssetBudget.Result(serverFault: error.description)
         }
-        // Without a thread to spare, the pack runs on the caller's, at the caller's priority.
-        return lowered ?? packHere(candidates, budget: budget, threads: threads, prefetch: prefetch)
     }
 
     /// The name of the threads that pack images, and of the helpers they start.

@@ -1,3 +1,6 @@
+import ConcurrencyPrimitives
+import FeedStore
+import Foundation
 import Testing
 
 @testable import FeedImaging
@@ -13,5 +16,42 @@ import Testing
         #expect(VipsErrorIsolation.isServerFault("webpload: VP8_STATUS_OUT_OF_MEMORY"))
         #expect(!VipsErrorIsolation.isServerFault("VipsJpeg: Premature end of input file"))
         #expect(!VipsErrorIsolation.isServerFault("VipsForeignLoad: \"x.jpg\" is not a known file format"))
+    }
+
+    /// A failure being diagnosed holds the gate exclusively for a whole decode, on a lowered
+    /// thread; a header probe (run by publishes and reads at normal priority) does not wait for it.
+    @Test func aHeaderProbeDoesNotWaitForAFailureBeingDiagnosed() throws {
+        try Vips.start()
+        let calls = Lock(0)
+        let diagnosing = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        try DetachedThread.start {
+            _ = try? VipsErrorIsolation.run("a failing decode") { () -> Int? in
+                if calls.withLock({
+                    $0 += 1
+                    return $0
+                }) == 2 {  // the re-run, holding the gate exclusively
+                    diagnosing.signal()
+                    _ = release.wait(timeout: .now() + 30)
+                }
+                return nil
+            }
+            finished.signal()
+        }
+        #expect(diagnosing.wait(timeout: .now() + 10) == .success)
+        let probed = Lock<Int?>(nil)
+        try DetachedThread.start {
+            let value = VipsErrorIsolation.runQuietly { 42 }
+            probed.withLock { $0 = value }
+        }
+        var waited = 0
+        while probed.withLock({ $0 }) == nil, waited < 5_000 {
+            usleep(1_000)
+            waited += 1
+        }
+        #expect(probed.withLock { $0 } == 42, "the probe waited for the diagnosis")
+        release.signal()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
     }
 }

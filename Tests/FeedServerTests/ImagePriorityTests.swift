@@ -11,30 +11,36 @@ import Testing
 /// not starve a publish), and libmicrohttpd's threads have short time slices. Seen from
 /// `/proc/self/task` during a real publish.
 @Suite struct ImagePriorityTests {
-    @Test func imagesArePreparedTenNiceLevelsDownAndThePoolKeepsTheServersPriority() throws {
+    /// With the payload last nothing is prefetched and the pack decodes every image; with it
+    /// first, the upload's prefetch thread (started from libmicrohttpd's) decodes as parts arrive.
+    @Test(arguments: [false, true])
+    func imagesArePreparedTenNiceLevelsDownAndThePoolKeepsTheServersPriority(payloadFirst: Bool) throws {
         let own = try #require(ThreadSample.current())
         try withTestServer { _, client in
             var body = MultipartBody()
+            if payloadFirst { body.field("payload", #"{"photos":6}"#, contentType: "application/json") }
             for index in 0..<6 {
                 body.file("p\(index)", filename: "p\(index).jpg", try TestImages.jpeg(width: 4000, height: 3000))
             }
-            // The payload last: nothing is prefetched, so every image is decoded by the pack.
-            body.field("payload", #"{"photos":6}"#, contentType: "application/json")
+            if !payloadFirst { body.field("payload", #"{"photos":6}"#, contentType: "application/json") }
             let sampler = ThreadSampler()
             try sampler.start()
             let published = try client.putMultipart("/feeds/photos", body)
             let seen = sampler.stop()
             #expect(published.status == 201, "\(published.text)")
-            let packers = seen.filter { $0.name == VipsImageEncoder.threadName }
-            #expect(!packers.isEmpty, "no image thread seen in \(Set(seen.map(\.name)))")
-            let lowered = min(139, own.priority + 10)
-            #expect(packers.allSatisfy { $0.policy == 0 && $0.priority == lowered }, "nice +10: \(packers)")
+            let name = payloadFirst ? "feed-prefetch" : VipsImageEncoder.threadName
+            let lowered = seen.filter { $0.name == name }
+            #expect(!lowered.isEmpty, "no \(name) thread seen in \(Set(seen.map(\.name)))")
+            // Ten nice levels down, with the default slice (not the transport's short one).
+            let expected = ThreadSample(name: name, policy: 0, priority: min(139, own.priority + 10), slice: own.slice)
+            #expect(lowered.allSatisfy { $0 == expected }, "\(lowered)")
             let pool = seen.filter { $0.name == "feed-pool" }
             #expect(!pool.isEmpty && pool.allSatisfy { $0.policy == 0 && $0.priority == own.priority }, "\(pool)")
             let transport = seen.filter { $0.name == "MHD-worker" }
             #expect(!transport.isEmpty)
-            // Kernels before 6.12 show no slice.
-            #expect(own.slice == nil || transport.allSatisfy { $0.slice == 100_000 }, "\(transport)")
+            // Kernels before 6.12 have no per-thread slice.
+            let slices = ThreadPriority.currentSliceNanoseconds != 0
+            #expect(!slices || transport.allSatisfy { $0.slice == 100_000 }, "\(transport)")
         }
     }
 }
