@@ -28,6 +28,7 @@ final class Server: Sendable {
     private let pool: WorkPool
     /// The diagnostics lane's one thread (`WorkLane.diagnostics`).
     private let diagnostics: WorkPool
+    private let images: WorkPool
     private let faultLab: FaultLab?
     /// `--watch`: the seed folder's watcher.
     private let watcher: SeedWatcher?
@@ -69,8 +70,8 @@ final class Server: Sendable {
         let memoryBudget = InflightBudget(limit: transport.effectiveMemoryBodyBytes)
         let metrics = Metrics(memoryBudget: memoryBudget)
         self.metrics = metrics
-        // Publishes prepare their images on every core themselves; two workers keep a DELETE or
-        // a listing from queueing behind one long photo publish.
+        // Publishes without images, DELETEs, listings, timelines: two workers keep one slow
+        // listing from holding the others.
         let pool = try Self.starting("the work pool") { () throws(ThreadStartError) in
             try WorkPool(threads: max(2, threads), queueLimit: 1024)
         }
@@ -80,6 +81,12 @@ final class Server: Sendable {
             try WorkPool(threads: 1, queueLimit: 256, name: "feed-diagnose")
         }
         self.diagnostics = diagnostics
+        // Publishes with images (`WorkLane.images`): their threads wait while lowered threads
+        // pack, so photo publishes never hold every thread of the pool above.
+        let images = try Self.starting("the image publishes' pool") { () throws(ThreadStartError) in
+            try WorkPool(threads: max(2, threads), queueLimit: 1024, name: "feed-uploads")
+        }
+        self.images = images
         // With a read token every read answer says `private`, decided once for the caches' answers.
         let caching = ReadCaching(isPrivate: options.readToken != nil)
         let reads = ReadCounts(since: SystemClock().nowEpochMs())
@@ -165,7 +172,7 @@ final class Server: Sendable {
         }
         let pipeline = RequestPipeline(
             router: router, authorization: authorization, cors: cors, caching: caching, metrics: metrics, pool: pool,
-            diagnosticsPool: diagnostics, journal: journal, recent: recent)
+            diagnosticsPool: diagnostics, imagesPool: images, journal: journal, recent: recent)
         do {
             daemon = try HTTPDaemon(
                 settings: transport, uploads: StoreUploads(area: uploads), responder: pipeline,
@@ -262,6 +269,7 @@ final class Server: Sendable {
         watcher?.stop(until: waitDeadline)
         pool.stop()
         diagnostics.stop()
+        images.stop()
         daemon.wakeAllSuspended()
         daemon.abandonDeferred()
         // Resumed connections are answered by the daemon's threads before they stop.

@@ -21,6 +21,8 @@ final class RequestPipeline: HTTPResponder {
     let pool: WorkPool?
     /// Where the diagnostics lane's slow handlers run (nil: on `pool`).
     let diagnosticsPool: WorkPool?
+    /// Where the images lane's slow handlers run (nil: on `pool`).
+    let imagesPool: WorkPool?
     /// Where writes are recorded (nil: `--journal off`).
     let journal: WriteJournal?
     /// The last answered requests, for `GET /journal/reads` (nil: none kept).
@@ -28,10 +30,11 @@ final class RequestPipeline: HTTPResponder {
 
     init(
         router: Router, authorization: Authorization, cors: CORSPolicy?, caching: ReadCaching, metrics: Metrics,
-        pool: WorkPool?, diagnosticsPool: WorkPool? = nil, journal: WriteJournal? = nil,
+        pool: WorkPool?, diagnosticsPool: WorkPool? = nil, imagesPool: WorkPool? = nil, journal: WriteJournal? = nil,
         recent: RecentRequests? = nil
     ) {
         self.diagnosticsPool = diagnosticsPool
+        self.imagesPool = imagesPool
         self.router = router
         self.authorization = authorization
         self.cors = cors
@@ -99,8 +102,8 @@ final class RequestPipeline: HTTPResponder {
                     )
                 }
                 if let pool, route.runsOnPool(routed) {
-                    let lane = route.lane == .diagnostics ? diagnosticsPool ?? pool : pool
-                    return offload(routed, handler, route: route.name, routeIndex: routeIndex, to: lane)
+                    let lanePool = self.pool(for: route.laneOf?(routed) ?? route.lane, main: pool)
+                    return offload(routed, handler, route: route.name, routeIndex: routeIndex, to: lanePool)
                 }
                 response = privateWhenRequired(try handler(routed), request, route: route.name)
             }
@@ -160,6 +163,14 @@ final class RequestPipeline: HTTPResponder {
 
     /// Runs a slow handler on the work pool with a copy of the request (its live fields die with
     /// this call); the connection waits suspended. A full queue is a 503 with `Retry-After`.
+    private func pool(for lane: WorkLane, main: WorkPool) -> WorkPool {
+        switch lane {
+        case .main: main
+        case .diagnostics: diagnosticsPool ?? main
+        case .images: imagesPool ?? main
+        }
+    }
+
     private func offload(
         _ routed: RoutedRequest, _ handler: @escaping RouteHandler, route: String, routeIndex: Int, to pool: WorkPool
     )

@@ -36,12 +36,15 @@ struct PreparedRequest {
     }
 }
 
-/// Where a route's slow work runs: the main work pool (publishes, deletes, listings), or the
+/// Where a route's slow work runs: the main work pool (publishes, deletes, listings); the
 /// diagnostics lane, one thread of its own for the journal's reads and verification, so a
-/// client asking for the whole journal over and over never makes a publish wait.
+/// client asking for the whole journal over and over never makes a publish wait; or the images
+/// lane, for publishes that carry images, whose threads wait while lowered threads pack them, so
+/// photo publishes never hold every thread a JSON publish, a DELETE or a listing needs.
 enum WorkLane: Sendable {
     case main
     case diagnostics
+    case images
 }
 
 /// One resource: a path pattern and the methods it answers.
@@ -73,6 +76,8 @@ struct Route: Sendable {
     var answeredFromMemory: (@Sendable (RoutedRequest) -> Bool)?
     /// Which pool its offloaded methods run on.
     var lane = WorkLane.main
+    /// For a route whose requests differ (a publish with images or without): this request's lane.
+    var laneOf: (@Sendable (RoutedRequest) -> WorkLane)?
     /// The answer to a plain `GET`/`HEAD` when it is already prepared (cached reads).
     var prepared: PreparedOffer?
 
@@ -80,9 +85,10 @@ struct Route: Sendable {
     init(
         _ template: String, methods: [String: RouteHandler], bodies: [String: BodyPolicy] = [:],
         offloaded: Set<String> = [], answeredFromMemory: (@Sendable (RoutedRequest) -> Bool)? = nil,
-        prepared: PreparedOffer? = nil, lane: WorkLane = .main
+        prepared: PreparedOffer? = nil, lane: WorkLane = .main, laneOf: (@Sendable (RoutedRequest) -> WorkLane)? = nil
     ) {
         self.lane = lane
+        self.laneOf = laneOf
         name = template
         pattern = template.split(separator: "/").map { $0.hasPrefix("{") ? .parameter : .literal(String($0)) }
         self.methods = methods

@@ -32,7 +32,8 @@ struct ArchiveRoutes: Sendable {
                 "GET": { routed throws(Problem) in try export(routed) },
                 "PUT": { routed throws(Problem) in try restore(routed) },
             ],
-            bodies: ["PUT": bodies], offloaded: ["GET", "PUT"])
+            bodies: ["PUT": bodies], offloaded: ["GET", "PUT"],
+            laneOf: { $0.request.method == "PUT" ? .images : .main })
     }
 
     private var store: FeedStore { feeds.store }

@@ -49,7 +49,8 @@ struct FeedRoutes: Sendable {
                     "PUT": { routed throws(Problem) in try publish(routed) },
                     "DELETE": { routed throws(Problem) in try clear(routed) },
                 ], bodies: ["PUT": publishBodies], offloaded: ["GET", "PUT", "DELETE"],
-                answeredFromMemory: { isInMemory($0) }, prepared: { preparedRead($0) }),
+                answeredFromMemory: { isInMemory($0) }, prepared: { preparedRead($0) },
+                laneOf: { Self.carriesImages($0) ? .images : .main }),
             Route(
                 "/feeds/{group}/generations", methods: ["GET": { routed throws(Problem) in try generations(routed) }],
                 offloaded: ["GET"]),
@@ -109,6 +110,11 @@ struct FeedRoutes: Sendable {
             return Conditional.ifNoneMatch(in: request.headers, matches: entityTag)
         }
         return Conditional.ifNoneMatch(ReadParameters.entityTag(known), matches: entityTag)
+    }
+
+    /// Whether a request is a publish with images (multipart), which runs on the images lane.
+    static func carriesImages(_ routed: RoutedRequest) -> Bool {
+        routed.request.method == "PUT" && routed.request.mediaType == "multipart/form-data"
     }
 
     /// Whether a read is answered without the disk: its entry (or its remembered absence) is
