@@ -45,8 +45,9 @@ public enum ThreadPriority {
     }
 
     /// Runs `start` with the calling thread's time slice set to `microseconds`, so the threads it
-    /// starts (libmicrohttpd's) inherit it, then gives the caller its own attributes back. Only
-    /// under the fair scheduler; a kernel that does not know slices (before 6.12) ignores them.
+    /// starts (libmicrohttpd's) inherit it, then gives the caller the default slice back (so it
+    /// follows the kernel's `sched_base_slice` again). Only under the fair scheduler; a kernel
+    /// that does not know slices (before 6.12) ignores them.
     public static func startingThreadsWithShortSlices<T>(
         microseconds: UInt64 = 100, _ start: () throws -> T
     ) rethrows -> T {
@@ -58,6 +59,7 @@ public enum ThreadPriority {
             short.sched_runtime = min(microseconds, 1_000_000) * 1_000
             applied = CThreadScheduling_set(&short) == 0
         }
+        saved.sched_runtime = 0  // the default: sched_getattr reports the slice in use
         defer { if applied { _ = CThreadScheduling_set(&saved) } }
         #endif
         return try start()

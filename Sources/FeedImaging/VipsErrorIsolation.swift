@@ -31,11 +31,16 @@ enum VipsErrorIsolation {
         return try retried.get()
     }
 
-    /// Runs a call whose failure needs no text (header probes), keeping the buffer from being
-    /// read meanwhile when that needs no wait. A failure being diagnosed holds the gate for a
-    /// whole decode on a lowered image thread; a probe from a publish or a read does not wait
-    /// for it. The price, when a probe fails meanwhile, is its text joining that diagnosis's.
-    static func runQuietly<T>(_ attempt: () -> T) -> T {
+    /// Runs a call whose failure needs no text: only keeps the buffer from being read while a
+    /// failure is being diagnosed.
+    static func runQuietly<T>(_ attempt: () -> T) -> T { gate.shared(attempt) }
+
+    /// Runs a header probe, keeping the buffer from being read meanwhile when that needs no
+    /// wait. A failure being diagnosed holds the gate for a whole decode on a lowered image
+    /// thread; a probe from a publish or a read does not wait for it. The price, when a probe
+    /// fails meanwhile, is its text joining that diagnosis's (file names are cut to their last
+    /// component, so no server path reaches an answer).
+    static func runProbe<T>(_ attempt: () -> T) -> T {
         if let result = gate.sharedIfFree(attempt) { return result }
         return attempt()
     }
@@ -57,7 +62,18 @@ enum VipsErrorIsolation {
     private static func takeError() -> String {
         guard let text = CVips_take_error() else { return "unknown libvips error" }
         defer { CVips_free_string(text) }
-        let message = String(cString: text)
+        let message = withoutFolders(String(cString: text))
         return message.isEmpty ? "unknown libvips error" : message
+    }
+
+    /// `text` with each quoted absolute path (libvips names a file it cannot load) cut to its
+    /// last component: an upload's spool path is the server's, not the client's.
+    static func withoutFolders(_ text: String) -> String {
+        var pieces = text.split(separator: "\"", omittingEmptySubsequences: false)
+        // Odd pieces are quoted (the last one too when its quote is not closed).
+        for index in pieces.indices where index % 2 == 1 && pieces[index].first == "/" {
+            pieces[index] = pieces[index].split(separator: "/").last ?? ""
+        }
+        return pieces.joined(separator: "\"")
     }
 }

@@ -97,7 +97,7 @@ public enum Vips {
     /// Reads the header of an upload in memory or on disk; nil when libvips cannot.
     public static func header(of source: AssetSource) -> Header? {
         var raw = CVips_Header()
-        let status = VipsErrorIsolation.runQuietly {
+        let status = VipsErrorIsolation.runProbe {
             switch source {
             case .bytes(let bytes): return bytes.withUnsafeBytes { CVips_read_header($0.baseAddress, $0.count, &raw) }
             case .file(let file): return CVips_read_header_file(file.path, &raw)

@@ -162,6 +162,8 @@ extension VipsImageEncoder {
     /// one still runs, becomes one of the `threads`, so no more images are decoded at once.
     /// The work runs on lowered threads of its own (`ThreadPriority`) while the caller waits,
     /// so the caller's thread keeps its priority for the disk work of the publish that follows.
+    /// Without a thread for it, the result is a server fault (a 503), not a pack at the caller's
+    /// priority: libvips would keep the workers it started for later packs.
     public func pack(
         _ candidates: [AssetBudget.Candidate], budget: AssetBudget, threads: Int, prefetch: ImagePrefetchBatch? = nil
     ) -> AssetBudget.Result {

@@ -42,7 +42,7 @@ import Testing
         #expect(diagnosing.wait(timeout: .now() + 10) == .success)
         let probed = Lock<Int?>(nil)
         try DetachedThread.start {
-            let value = VipsErrorIsolation.runQuietly { 42 }
+            let value = VipsErrorIsolation.runProbe { 42 }
             probed.withLock { $0 = value }
         }
         var waited = 0
@@ -53,5 +53,15 @@ import Testing
         #expect(probed.withLock { $0 } == 42, "the probe waited for the diagnosis")
         release.signal()
         #expect(finished.wait(timeout: .now() + 10) == .success)
+    }
+
+    @Test func fileNamesInLibvipsTextsLoseTheirFolders() {
+        let text = #"VipsForeignLoad: "/root/data/.uploads/u-1/part-3" is not a known file format"#
+        #expect(VipsErrorIsolation.withoutFolders(text) == #"VipsForeignLoad: "part-3" is not a known file format"#)
+        #expect(VipsErrorIsolation.withoutFolders(#"a "/x/y" b "/z" c"#) == #"a "y" b "z" c"#)
+        #expect(VipsErrorIsolation.withoutFolders(#"open "/tmp/unterminated"#) == #"open "unterminated"#)
+        #expect(
+            VipsErrorIsolation.withoutFolders("VipsJpeg: Premature end of input file")
+                == "VipsJpeg: Premature end of input file")
     }
 }

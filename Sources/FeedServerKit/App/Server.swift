@@ -70,8 +70,8 @@ final class Server: Sendable {
         let memoryBudget = InflightBudget(limit: transport.effectiveMemoryBodyBytes)
         let metrics = Metrics(memoryBudget: memoryBudget)
         self.metrics = metrics
-        // Publishes without images, DELETEs, listings, timelines: two workers keep one slow
-        // listing from holding the others.
+        // Publishes without images, DELETEs, listings, timelines: at least two workers, so one
+        // slow listing does not hold the others.
         let pool = try Self.starting("the work pool") { () throws(ThreadStartError) in
             try WorkPool(threads: max(2, threads), queueLimit: 1024)
         }

@@ -161,8 +161,7 @@ final class RequestPipeline: HTTPResponder {
         metrics.recordRequest(route: routeIndex, method: method, status: status, bytes: bytes)
     }
 
-    /// Runs a slow handler on the work pool with a copy of the request (its live fields die with
-    /// this call); the connection waits suspended. A full queue is a 503 with `Retry-After`.
+    /// The pool a lane's slow handlers run on (the main one when the lane has none).
     private func pool(for lane: WorkLane, main: WorkPool) -> WorkPool {
         switch lane {
         case .main: main
@@ -171,6 +170,8 @@ final class RequestPipeline: HTTPResponder {
         }
     }
 
+    /// Runs a slow handler on the work pool with a copy of the request (its live fields die with
+    /// this call); the connection waits suspended. A full queue is a 503 with `Retry-After`.
     private func offload(
         _ routed: RoutedRequest, _ handler: @escaping RouteHandler, route: String, routeIndex: Int, to pool: WorkPool
     )

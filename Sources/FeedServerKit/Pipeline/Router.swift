@@ -36,11 +36,12 @@ struct PreparedRequest {
     }
 }
 
-/// Where a route's slow work runs: the main work pool (publishes, deletes, listings); the
-/// diagnostics lane, one thread of its own for the journal's reads and verification, so a
-/// client asking for the whole journal over and over never makes a publish wait; or the images
-/// lane, for publishes that carry images, whose threads wait while lowered threads pack them, so
-/// photo publishes never hold every thread a JSON publish, a DELETE or a listing needs.
+/// Where a route's slow work runs: the main work pool (publishes without images, deletes,
+/// listings); the diagnostics lane, one thread of its own for the journal's reads and
+/// verification, so a client asking for the whole journal over and over never makes a publish
+/// wait; or the images lane, for publishes that carry images, whose threads wait while lowered
+/// threads pack them, so photo publishes never hold every thread a JSON publish, a DELETE or a
+/// listing needs.
 enum WorkLane: Sendable {
     case main
     case diagnostics
