@@ -1,7 +1,6 @@
 // The calling thread's name and scheduling on Linux. `pthread_setname_np` is declared only under
 // _GNU_SOURCE, which the Glibc module is built without; `prctl` and `syscall` are variadic, which
 // Swift cannot call; glibc has no wrapper for `sched_getattr`/`sched_setattr`.
-#include <errno.h>
 #include <linux/sched/types.h>
 #include <string.h>
 #include <sys/prctl.h>
