@@ -92,7 +92,11 @@ public enum CompactJSON {
     public static func decodeCanonicalString(_ literal: ArraySlice<UInt8>) -> String {
         guard literal.count >= 2 else { return "" }
         let inner = literal.dropFirst().dropLast()
-        guard inner.contains(UInt8(ascii: "\\")) else { return String(decoding: inner, as: UTF8.self) }
+        // Most strings have no escape: decoded straight from the buffer.
+        let plain = inner.withUnsafeBufferPointer { buffer in
+            buffer.contains(UInt8(ascii: "\\")) ? nil : String(decoding: buffer, as: UTF8.self)
+        }
+        if let plain { return plain }
         var text: [UInt8] = []
         text.reserveCapacity(inner.count)
         var index = inner.startIndex

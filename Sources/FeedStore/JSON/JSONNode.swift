@@ -123,19 +123,33 @@ public struct JSONNode: Sendable {
     public subscript(key: String) -> JSONNode? {
         guard entry.kind == .object else { return nil }
         var wanted: [UInt8] = []
+        wanted.reserveCapacity(key.utf8.count + 2)
         CompactJSON.writeString(key, to: &wanted)
-        var found: JSONNode?
-        var child = index + 1
+        return member(literal: wanted)
+    }
+
+    /// The value of the first member whose name's canonical literal is `wanted`. Names are
+    /// compared in the document's buffer: a widget profile resolves a pointer per item.
+    func member(literal wanted: [UInt8]) -> JSONNode? {
+        guard entry.kind == .object else { return nil }
         let end = document.end(of: index)
-        while child < end {
-            let name = JSONNode(document: document, index: child)
-            if name.compactBytes.elementsEqual(wanted) {
-                found = JSONNode(document: document, index: child + 1)
-                break
+        let position: Int? = document.bytes.withUnsafeBufferPointer { bytes in
+            wanted.withUnsafeBufferPointer { wanted in
+                var child = index + 1
+                while child < end {
+                    let name = document.tape[child]
+                    let start = Int(name.start)
+                    if Int(name.length) == wanted.count,
+                        UnsafeBufferPointer(rebasing: bytes[start..<start + wanted.count]).elementsEqual(wanted)
+                    {
+                        return child + 1
+                    }
+                    child = document.end(of: child + 1)
+                }
+                return nil
             }
-            child = document.end(of: child + 1)
         }
-        return found
+        return position.map { JSONNode(document: document, index: $0) }
     }
 
     /// Calls `body` with each member of an object in order (nothing for another kind), without
@@ -166,6 +180,29 @@ public struct JSONNode: Sendable {
     }
 
     /// Calls `body` with each member until it returns false.
+    /// Calls `body` with each member's name, as a string node, and its value (nothing for
+    /// another kind): for walks that decode few of the names.
+    func forEachMemberNode(_ body: (_ name: JSONNode, _ value: JSONNode) -> Void) {
+        guard entry.kind == .object else { return }
+        var child = index + 1
+        let end = document.end(of: index)
+        while child < end {
+            body(JSONNode(document: document, index: child), JSONNode(document: document, index: child + 1))
+            child = document.end(of: child + 1)
+        }
+    }
+
+    /// Whether this is a string without escapes whose UTF-8 bytes pass `test`, read in place;
+    /// false for anything else.
+    func isUnescapedString(where test: (Slice<UnsafeBufferPointer<UInt8>>) -> Bool) -> Bool {
+        guard entry.kind == .string, entry.length >= 2 else { return false }
+        let start = Int(entry.start)
+        return document.bytes.withUnsafeBufferPointer { bytes in
+            let inner = bytes[(start + 1)..<(start + Int(entry.length) - 1)]
+            return !inner.contains(UInt8(ascii: "\\")) && test(inner)
+        }
+    }
+
     private func forEachMemberWhile(_ body: (String, JSONNode) -> Bool) {
         var child = index + 1
         let end = document.end(of: index)

@@ -2,11 +2,13 @@
 public struct JSONPointer: Equatable, Sendable {
     /// The unescaped reference tokens.
     public let tokens: [String]
+    /// Each token as a canonical string literal, as member names are stored in a `JSONDocument`.
+    private let literals: [[UInt8]]
 
     /// Parses a pointer; nil when it is not `""` and does not start with `/`, or has a bad `~` escape.
     public init?(_ text: String) {
         guard !text.isEmpty else {
-            tokens = []
+            self.init(tokens: [])
             return
         }
         // Bytes, not Characters: "/" followed by a combining mark is a single Character.
@@ -30,12 +32,17 @@ public struct JSONPointer: Equatable, Sendable {
             }
             parsed.append(String(token))
         }
-        tokens = parsed
+        self.init(tokens: parsed)
     }
 
     /// A pointer of these unescaped tokens.
     init(tokens: [String]) {
         self.tokens = tokens
+        literals = tokens.map { token in
+            var literal: [UInt8] = []
+            CompactJSON.writeString(token, to: &literal)
+            return literal
+        }
     }
 
     /// The value the pointer names in `document`, or nil when it names nothing.
@@ -62,10 +69,10 @@ public struct JSONPointer: Equatable, Sendable {
     /// The same in a document, read in place.
     public func resolve(in document: JSONNode) -> JSONNode? {
         var current = document
-        for token in tokens {
+        for (token, literal) in zip(tokens, literals) {
             switch current.kind {
             case .object:
-                guard let next = current[token] else { return nil }
+                guard let next = current.member(literal: literal) else { return nil }
                 current = next
             case .array:
                 guard let index = Int(token), String(index) == token, let next = current.element(at: index) else {

@@ -52,14 +52,15 @@ struct ProfileFindings {
         guard let array = items.array else { return }
         itemsFound = true
         emptyFound = use.profile.empty == nil || items.emptyText != nil
+        // Only what the checks need, per item: no item's pointer or texts are made.
         array.forEachElement { index, node in
-            let item = items.item(node, index: index)
-            switch item.image {
+            let image = items.image(of: node)
+            switch image {
             case .asset(let name) where assetNames.contains(name): used.insert(name)
-            case .asset, .unnamed: missingImages.append(MissingImage(index: index, image: item.image))
+            case .asset, .unnamed: missingImages.append(MissingImage(index: index, image: image))
             case .url, .notDescribed: break
             }
-            if use.profile.title != nil, item.title == nil { missingTitles.append(index) }
+            if let title = use.profile.title, !WidgetItems.hasText(at: title, in: node) { missingTitles.append(index) }
         }
     }
 

@@ -62,7 +62,19 @@ public struct WidgetItems: Sendable {
         return text?.isEmpty == false ? text : nil
     }
 
-    private func image(of node: JSONNode) -> Image {
+    /// Whether `text(at:in:)` finds a text, read without decoding it: a number's literal is never
+    /// empty, and an empty string's canonical literal is its two quotes.
+    static func hasText(at pointer: WidgetProfile.Pointer, in node: JSONNode) -> Bool {
+        guard let value = pointer.pointer.resolve(in: node) else { return false }
+        switch value.kind {
+        case .string: return value.compactBytes.count > 2
+        case .number: return true
+        default: return false
+        }
+    }
+
+    /// The image of the item `node`, as the widget would look it up.
+    func image(of node: JSONNode) -> Image {
         switch profile.image {
         case nil:
             return .notDescribed
