@@ -12,12 +12,15 @@ import Testing
         "https://cdn.example/q1.jpg?v=2", "https://cdn.example/q1.jpg#top", "https://cdn.example/q1?x=.jpg",
         "data:image/png;base64,AAAA", "mailto:a.jpg", "1http://x.jpg", "a?b.jpg", "a#b.jpg", "ü.jpg", "日本.png",
         "x\u{0E}jpg", "Quote 1: the lazy dog", "q\"1.jpg", "q\\1.jpg", "tab\t.jpg", "line\n.png", "http:x.jpg",
+        // A combining mark or joiner after a separator, or a prepended mark before it, makes it
+        // no separator between Characters.
+        "x/\u{301}q.jpg", "\u{600}/q.jpg", "https://cdn/a.jpg?\u{301}", "a/\u{200D}b.png", "a\r\n/b.gif",
     ]
 
     /// Generated strings from an alphabet the rules care about.
     static func generated(count: Int) -> [String] {
         var generator = SeededGenerator(seed: 23)
-        let alphabet = Array("aJpPgGeEfFwWbBhHiIcC.:/?#\\\"ü 1\u{0E}\n")
+        let alphabet = Array("aJpPgGeEfFwWbBhHiIcC.:/?#\\\"ü 1\u{0E}\n\u{301}\u{200D}\u{600}")
         return (0..<count).map { _ in
             String(
                 (0..<Int.random(in: 0...9, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
@@ -75,6 +78,19 @@ import Testing
         #expect(root["A"] == nil)
         #expect(root["ab"] == nil)
         #expect(try JSONDocument.parse(Array("[1]".utf8)).root["a"] == nil)
+    }
+
+    /// Pointers resolve in a document by their tokens' canonical literals, and member names that
+    /// needed escaping come back decoded in a warning's pointer.
+    @Test func escapedMemberNamesResolveAndPointBack() throws {
+        let root = try JSONDocument.parse(Array(#"{"a\"b":{"c/d":{"e~f":{"t\tab":"gone.jpg"}}}}"#.utf8)).root
+        let pointer = try #require(JSONPointer(#"/a"b/c~1d/e~0f/t\#tab"#))
+        #expect(pointer.resolve(in: root)?.stringValue == "gone.jpg")
+        #expect(JSONPointer("/a\\\"b")?.resolve(in: root) == nil)
+        let report = FeedLint().report(payload: root, assets: [], limit: 1 << 20)
+        let warning = try #require(report.warnings.first { $0.code == .assetNotFound })
+        #expect(warning.pointer == #"/a"b/c~1d/e~0f/t\#tab"#)
+        #expect(JSONPointer("/\u{E9}") == JSONPointer("/e\u{301}"), "equal as their tokens are, whatever their bytes")
     }
 
     /// `hasText` says what `text(at:in:) != nil` says, without decoding.

@@ -179,7 +179,6 @@ public struct JSONNode: Sendable {
         }
     }
 
-    /// Calls `body` with each member until it returns false.
     /// Calls `body` with each member's name, as a string node, and its value (nothing for
     /// another kind): for walks that decode few of the names.
     func forEachMemberNode(_ body: (_ name: JSONNode, _ value: JSONNode) -> Void) {
@@ -203,6 +202,7 @@ public struct JSONNode: Sendable {
         }
     }
 
+    /// Calls `body` with each member until it returns false.
     private func forEachMemberWhile(_ body: (String, JSONNode) -> Bool) {
         var child = index + 1
         let end = document.end(of: index)

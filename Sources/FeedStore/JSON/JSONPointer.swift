@@ -35,6 +35,10 @@ public struct JSONPointer: Equatable, Sendable {
         self.init(tokens: parsed)
     }
 
+    /// Pointers are equal when their tokens are (as Strings: canonically equivalent tokens are
+    /// equal; the literals only speed up lookups).
+    public static func == (lhs: JSONPointer, rhs: JSONPointer) -> Bool { lhs.tokens == rhs.tokens }
+
     /// A pointer of these unescaped tokens.
     init(tokens: [String]) {
         self.tokens = tokens

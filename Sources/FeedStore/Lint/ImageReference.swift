@@ -19,22 +19,39 @@ enum ImageReference {
     /// `/assets/g/<id>/q1.jpg` (the last path component). For URLs the query and fragment are
     /// dropped first, so `https://cdn.example/q1.jpg?v=2` names `q1.jpg` too.
     static func read(_ string: String) -> Reading? {
-        var string = string
-        // Bytes, not Characters: every byte compared is ASCII, which UTF-8 never uses inside a
-        // longer sequence, and every payload string passes here.
-        return string.withUTF8 { bytes in
-            let isURL = hasScheme(bytes)
-            var path = bytes[...]
-            if isURL, let end = path.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
-                path = path[..<end]
-            }
-            // Most payload strings are not file names: decide on the last bytes before splitting.
-            guard hasImageExtension(path) else { return nil }
-            let fileName = path.lastIndex(of: UInt8(ascii: "/")).map { path[($0 + 1)...] } ?? path
-            guard hasImageExtension(fileName) else { return nil }
-            return Reading(
-                fileName: String(decoding: UnsafeBufferPointer(rebasing: fileName), as: UTF8.self), isURL: isURL)
+        // An ASCII string's Characters are its bytes (CR LF, the one ASCII cluster, holds no
+        // separator), so every payload string of that kind is read in place. In others a
+        // combining mark or joiner after a `/`, `?` or `#` makes it no separator.
+        var bytes = string
+        let ascii: Reading?? = bytes.withUTF8 { bytes in
+            bytes.allSatisfy { $0 < 0x80 } ? .some(readASCII(bytes)) : .none
         }
+        return ascii ?? readCharacters(string)
+    }
+
+    /// `read` for a string of ASCII bytes.
+    private static func readASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Reading? {
+        let isURL = hasScheme(bytes)
+        var path = bytes[...]
+        if isURL, let end = path.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            path = path[..<end]
+        }
+        // Most payload strings are not file names: decide on the last bytes before splitting.
+        guard hasImageExtension(path) else { return nil }
+        let fileName = path.lastIndex(of: UInt8(ascii: "/")).map { path[($0 + 1)...] } ?? path
+        guard hasImageExtension(fileName) else { return nil }
+        return Reading(fileName: String(decoding: UnsafeBufferPointer(rebasing: fileName), as: UTF8.self), isURL: isURL)
+    }
+
+    /// `read` for any string, split at Characters.
+    private static func readCharacters(_ string: String) -> Reading? {
+        let isURL = hasScheme(string)
+        var path = Substring(string)
+        if isURL, let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
+        guard hasImageExtension(path.utf8) else { return nil }
+        let fileName = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path
+        guard hasImageExtension(fileName.utf8) else { return nil }
+        return Reading(fileName: String(fileName), isURL: isURL)
     }
 
     /// Whether `read` may find an image in these UTF-8 bytes: they end in an image extension, or
@@ -46,19 +63,28 @@ enum ImageReference {
     /// Whether the bytes end, ASCII case-insensitively, in one of `imageExtensions` with
     /// something before it.
     ///
-    /// The answer comes from one word: the last six bytes, each ORed with 0x20 (ASCII lower
-    /// case) and packed last-first, masked to each extension's length.
-    static func hasImageExtension(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+    /// The answer comes from one word: the last bytes (one more than the longest extension),
+    /// each ORed with 0x20 (ASCII lower case) and packed last-first, masked to each extension's
+    /// length.
+    static func hasImageExtension<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> Bool where Bytes.Element == UInt8 {
         var tail: UInt64 = 0
         var count = 0
         var index = bytes.endIndex
-        while count < 6, index > bytes.startIndex {
-            index -= 1
+        while count < tailWindow, index > bytes.startIndex {
+            index = bytes.index(before: index)
             tail |= UInt64(bytes[index] | 0x20) << (8 * count)
             count += 1
         }
         return packedExtensions.contains { $0.length < count && tail & $0.mask == $0.packed }
     }
+
+    /// How many last bytes `hasImageExtension` reads: enough to see a byte before the longest
+    /// extension, at most the eight of one word.
+    private static let tailWindow: Int = {
+        let window = (imageExtensions.map(\.utf8.count).max() ?? 0) + 1
+        precondition(window <= 8, "an image extension longer than seven bytes does not fit one word")
+        return window
+    }()
 
     /// `imageExtensions` as `hasImageExtension` compares them.
     private static let packedExtensions: [(length: Int, mask: UInt64, packed: UInt64)] = imageExtensions.map {
