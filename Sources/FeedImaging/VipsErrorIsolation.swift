@@ -1,6 +1,7 @@
 import CVips
 import ConcurrencyPrimitives
 import FeedStore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -23,9 +24,18 @@ enum VipsErrorIsolation {
     static func run<T>(_ action: String, _ attempt: () -> T?) throws(AssetEncodingError) -> T {
         if let result = gate.shared(attempt) { return result }
         let retried: Result<T, AssetEncodingError> = gate.exclusive {
-            CVips_clear_error()
-            if let result = attempt() { return .success(result) }  // it worked the second time
-            let text = takeError()
+            var text = ""
+            // A header probe that did not wait for the gate may add its own text meanwhile: the
+            // diagnosis runs again (at most three times in all) until no probe ran beside it.
+            for _ in 0..<3 {
+                let started = unguardedProbesStarted.load(ordering: .sequentiallyConsistent)
+                let running = unguardedProbesRunning.load(ordering: .sequentiallyConsistent)
+                CVips_clear_error()
+                if let result = attempt() { return .success(result) }  // it worked the second time
+                text = takeError()
+                let alone = running == 0 && unguardedProbesStarted.load(ordering: .sequentiallyConsistent) == started
+                if alone { break }
+            }
             return .failure(AssetEncodingError("\(action) failed: \(text)", isServerFault: isServerFault(text)))
         }
         return try retried.get()
@@ -37,13 +47,22 @@ enum VipsErrorIsolation {
 
     /// Runs a header probe, keeping the buffer from being read meanwhile when that needs no
     /// wait. A failure being diagnosed holds the gate for a whole decode on a lowered image
-    /// thread; a probe from a publish or a read does not wait for it. The price, when a probe
-    /// fails meanwhile, is its text joining that diagnosis's (file names are cut to their last
-    /// component, so no server path reaches an answer).
+    /// thread; a probe from a publish or a read does not wait for it. A probe that fails
+    /// meanwhile adds its text to that diagnosis's, which is then made again.
     static func runProbe<T>(_ attempt: () -> T) -> T {
         if let result = gate.sharedIfFree(attempt) { return result }
+        // Counted running before started, and read by a diagnosis in the other order, so a probe
+        // that may write into the buffer during a diagnosis is always seen by it.
+        unguardedProbesRunning.add(1, ordering: .sequentiallyConsistent)
+        unguardedProbesStarted.add(1, ordering: .sequentiallyConsistent)
+        defer { unguardedProbesRunning.subtract(1, ordering: .sequentiallyConsistent) }
         return attempt()
     }
+
+    /// Header probes that ran without the gate, ever.
+    private static let unguardedProbesStarted = Atomic<Int>(0)
+    /// Header probes running without the gate now.
+    private static let unguardedProbesRunning = Atomic<Int>(0)
 
     /// Whether libvips' text says the process ran out of threads or memory (libvips 8.14 words
     /// from `vips_g_thread_new`, GLib's `g_thread_try_new`, `vips_tracked_malloc` and its calloc,

@@ -1,3 +1,4 @@
+import CVips
 import ConcurrencyPrimitives
 import FeedStore
 import Foundation
@@ -53,6 +54,54 @@ import Testing
         #expect(probed.withLock { $0 } == 42, "the probe waited for the diagnosis")
         release.signal()
         #expect(finished.wait(timeout: .now() + 10) == .success)
+    }
+
+    /// A probe that fails while a failure is diagnosed writes into libvips' one buffer; the
+    /// diagnosis is made again, so its text is its own.
+    @Test func aProbeFailingDuringADiagnosisLeavesItsTextOut() throws {
+        try Vips.start()
+        /// libvips' text for a file that is not there, written straight into its buffer (a
+        /// buffer's "not in a known format" would not do: that lookup empties the buffer first).
+        @Sendable func failHeaderRead(_ path: String = "/nonexistent/diagnosed.jpg") {
+            var header = CVips_Header()
+            _ = CVips_read_header_file(path, &header)
+        }
+        CVips_clear_error()
+        failHeaderRead()
+        let text = try #require(CVips_take_error())
+        defer { CVips_free_string(text) }
+        let alone = VipsErrorIsolation.withoutFolders(String(cString: text))
+        let calls = Lock(0)
+        let diagnosing = DispatchSemaphore(value: 0)
+        let probed = DispatchSemaphore(value: 0)
+        let outcome = Lock<String?>(nil)
+        try DetachedThread.start {
+            do {
+                _ = try VipsErrorIsolation.run("a failing decode") { () -> Int? in
+                    if calls.withLock({
+                        $0 += 1
+                        return $0
+                    }) == 2 {  // the first run holding the gate exclusively
+                        diagnosing.signal()
+                        _ = probed.wait(timeout: .now() + 30)
+                    }
+                    failHeaderRead()
+                    return nil
+                }
+            } catch {
+                outcome.withLock { $0 = "\(error)" }
+            }
+        }
+        #expect(diagnosing.wait(timeout: .now() + 10) == .success)
+        VipsErrorIsolation.runProbe { failHeaderRead("/nonexistent/probed.jpg") }
+        probed.signal()
+        var waited = 0
+        while outcome.withLock({ $0 }) == nil, waited < 10_000 {
+            usleep(1_000)
+            waited += 1
+        }
+        #expect(outcome.withLock { $0 } == "a failing decode failed: \(alone)")
+        #expect(calls.withLock { $0 } == 3, "one diagnosis beside the probe, one alone")
     }
 
     @Test func fileNamesInLibvipsTextsLoseTheirFolders() {
