@@ -36,9 +36,11 @@ int CVips_init(void) {
 void CVips_clear_error(void) { vips_error_clear(); }
 
 char *CVips_take_error(void) {
-    const char *text = vips_error_buffer();
-    char *copy = strdup(text ? text : "");
-    vips_error_clear();
+    // Copied and cleared in one step under libvips' own lock: a thread appending meanwhile can
+    // neither tear the copy nor have its text cleared unread.
+    char *owned = vips_error_buffer_copy();
+    char *copy = strdup(owned ? owned : "");
+    g_free(owned);
     // libvips ends messages with a newline; callers embed them in sentences.
     size_t length = strlen(copy);
     while (length > 0 && (copy[length - 1] == '\n' || copy[length - 1] == ' ')) copy[--length] = 0;

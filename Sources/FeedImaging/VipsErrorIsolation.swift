@@ -13,14 +13,16 @@ import Darwin
 ///
 /// libvips 8.14 keeps one error buffer for the whole process (`vips_error_buffer`), so when two
 /// threads fail at once each would read the other's message, or both concatenated. Calls run in
-/// parallel holding a shared lock; a call that fails is run once more holding the lock
-/// exclusively, with the buffer emptied first, so the text read afterwards is that call's alone.
-/// Failures are rare and decoding is deterministic, so the cost is one re-run per failure.
+/// parallel holding a shared lock; a call that fails is run again holding the lock exclusively,
+/// with the buffer emptied first, so the text read afterwards is that call's alone, unless a
+/// header probe (which does not wait for the lock) ran meanwhile: then it is run once more, at
+/// most three times in all, and the last text is kept. Failures are rare and decoding is
+/// deterministic, so the cost is one re-run per failure, three at most.
 enum VipsErrorIsolation {
     private static let gate = ReadWriteLock()
 
     /// Runs `attempt` (nil means libvips failed) and returns its result, or throws
-    /// "`action` failed: <this call's libvips text>".
+    /// "`action` failed: <libvips' text>" (this call's, unless probes ran beside all three runs).
     static func run<T>(_ action: String, _ attempt: () -> T?) throws(AssetEncodingError) -> T {
         if let result = gate.shared(attempt) { return result }
         let retried: Result<T, AssetEncodingError> = gate.exclusive {
@@ -47,8 +49,10 @@ enum VipsErrorIsolation {
 
     /// Runs a header probe, keeping the buffer from being read meanwhile when that needs no
     /// wait. A failure being diagnosed holds the gate for a whole decode on a lowered image
-    /// thread; a probe from a publish or a read does not wait for it. A probe that fails
-    /// meanwhile adds its text to that diagnosis's, which is then made again.
+    /// thread; a probe from a publish or a read does not wait for it. A probe meanwhile may add
+    /// its text to that diagnosis's, or empty the buffer (a lookup of a buffer's format does), so
+    /// the diagnosis is made again, at most three times; file names are cut to their last
+    /// component, so even a text kept then names no server path.
     static func runProbe<T>(_ attempt: () -> T) -> T {
         if let result = gate.sharedIfFree(attempt) { return result }
         // Counted running before started, and read by a diagnosis in the other order, so a probe
