@@ -94,7 +94,7 @@ public enum CompactJSON {
         let inner = literal.dropFirst().dropLast()
         // Most strings have no escape: decoded straight from the buffer.
         let plain = inner.withUnsafeBufferPointer { buffer in
-            buffer.contains(UInt8(ascii: "\\")) ? nil : String(decoding: buffer, as: UTF8.self)
+            ByteScan.contains(UInt8(ascii: "\\"), in: buffer) ? nil : String(decoding: buffer, as: UTF8.self)
         }
         if let plain { return plain }
         var text: [UInt8] = []

@@ -193,12 +193,12 @@ public struct JSONNode: Sendable {
 
     /// Whether this is a string without escapes whose UTF-8 bytes pass `test`, read in place;
     /// false for anything else.
-    func isUnescapedString(where test: (Slice<UnsafeBufferPointer<UInt8>>) -> Bool) -> Bool {
+    func isUnescapedString(where test: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
         guard entry.kind == .string, entry.length >= 2 else { return false }
         let start = Int(entry.start)
         return document.bytes.withUnsafeBufferPointer { bytes in
-            let inner = bytes[(start + 1)..<(start + Int(entry.length) - 1)]
-            return !inner.contains(UInt8(ascii: "\\")) && test(inner)
+            let inner = UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(start + Int(entry.length) - 1)])
+            return !ByteScan.contains(UInt8(ascii: "\\"), in: inner) && test(inner)
         }
     }
 

@@ -24,7 +24,7 @@ enum ImageReference {
         // combining mark or joiner after a `/`, `?` or `#` makes it no separator.
         var bytes = string
         let ascii: Reading?? = bytes.withUTF8 { bytes in
-            bytes.allSatisfy { $0 < 0x80 } ? .some(readASCII(bytes)) : .none
+            ByteScan.isASCII(bytes) ? .some(readASCII(bytes)) : .none
         }
         return ascii ?? readCharacters(string)
     }
@@ -32,15 +32,19 @@ enum ImageReference {
     /// `read` for a string of ASCII bytes.
     private static func readASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Reading? {
         let isURL = hasScheme(bytes)
-        var path = bytes[...]
-        if isURL, let end = path.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
-            path = path[..<end]
+        var path = bytes
+        if isURL, let end = ByteScan.firstOffset(of: UInt8(ascii: "?"), or: UInt8(ascii: "#"), in: path) {
+            path = UnsafeBufferPointer(rebasing: path[..<end])
         }
         // Most payload strings are not file names: decide on the last bytes before splitting.
         guard hasImageExtension(path) else { return nil }
-        let fileName = path.lastIndex(of: UInt8(ascii: "/")).map { path[($0 + 1)...] } ?? path
+        let fileName =
+            ByteScan.lastOffset(of: UInt8(ascii: "/"), in: path).map {
+                UnsafeBufferPointer(rebasing: path[($0 + 1)...])
+            }
+            ?? path
         guard hasImageExtension(fileName) else { return nil }
-        return Reading(fileName: String(decoding: UnsafeBufferPointer(rebasing: fileName), as: UTF8.self), isURL: isURL)
+        return Reading(fileName: String(decoding: fileName, as: UTF8.self), isURL: isURL)
     }
 
     /// `read` for any string, split at Characters.
@@ -56,8 +60,8 @@ enum ImageReference {
 
     /// Whether `read` may find an image in these UTF-8 bytes: they end in an image extension, or
     /// have a `?` or `#` that a URL's query or fragment would be cut at. False means it finds none.
-    static func mayName(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        hasImageExtension(bytes) || bytes.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+    static func mayName(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        hasImageExtension(bytes) || ByteScan.firstOffset(of: UInt8(ascii: "?"), or: UInt8(ascii: "#"), in: bytes) != nil
     }
 
     /// Whether the bytes end, ASCII case-insensitively, in one of `imageExtensions` with
