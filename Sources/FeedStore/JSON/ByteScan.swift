@@ -18,9 +18,13 @@ enum ByteScan {
 
     /// The offset of the first `first` or `second` in `bytes`, or nil when neither occurs.
     static func firstOffset(of first: UInt8, or second: UInt8, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
-        let hits = [first, second].compactMap { memchr(base, Int32($0), bytes.count) }
-        return hits.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) }.min()
+        guard let base = bytes.baseAddress else { return nil }
+        var offset = 0
+        while offset < bytes.count {
+            if base[offset] == first || base[offset] == second { return offset }
+            offset += 1
+        }
+        return nil
     }
 
     /// The offset of the last `byte` in `bytes`, or nil when it does not occur.
