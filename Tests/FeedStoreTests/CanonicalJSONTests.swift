@@ -76,4 +76,21 @@ import Testing
             _ = try CompactJSON.canonicalize(bytes("[1,2,3]"), limits: JSONLimits(maxBytes: 4))
         }
     }
+
+    /// A document's canonical bytes (strings without an escape copied as they are) match the
+    /// tree written back string by string, for literals mixing plain text, escapes and UTF-8.
+    @Test func copiedLiteralsMatchTheWrittenTree() throws {
+        var generator = SeededGenerator(seed: 11)
+        let pieces = ["a", "~", "\u{7f}", "é", "😀", "\\\"", "\\\\", "\\n", "\\u0001", "\\u00e9", "\\/", " "]
+        for _ in 0..<2000 {
+            func literal() -> String {
+                "\"" + (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                    pieces.randomElement(using: &generator) ?? ""
+                }.joined() + "\""
+            }
+            let input = Array("{\(literal()):[\(literal()),{\(literal()):\(literal())}]}".utf8)
+            let tree = try JSONParser.parse(input)
+            #expect(try CompactJSON.canonicalize(input) == CompactJSON.bytes(tree), "\(String(decoding: input, as: UTF8.self))")
+        }
+    }
 }

@@ -10,8 +10,9 @@ protocol JSONBuilder {
     /// What an object or array accumulates while it is read.
     associatedtype Container
 
-    /// A string's decoded UTF-8 bytes.
-    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) -> Value
+    /// A string's decoded UTF-8 bytes, and whether its literal had an escape (without one, the
+    /// bytes between its quotes are already its canonical form).
+    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, escaped: Bool) -> Value
     /// A number's literal, as written.
     mutating func number(_ literal: UnsafeBufferPointer<UInt8>) -> Value
     /// `true` or `false`.
@@ -21,8 +22,9 @@ protocol JSONBuilder {
 
     /// An object begins.
     mutating func beginObject() -> Container
-    /// A member called `name` (decoded UTF-8) begins; its value is read next.
-    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, in object: inout Container)
+    /// A member called `name` (decoded UTF-8, `escaped` as for `string`) begins; its value is
+    /// read next.
+    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, escaped: Bool, in object: inout Container)
     /// The member's value has been read.
     mutating func endMember(_ value: Value, in object: inout Container)
     /// The object ends.
@@ -46,7 +48,7 @@ struct JSONTreeBuilder: JSONBuilder {
         case array([JSONValue])
     }
 
-    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue {
+    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, escaped: Bool) -> JSONValue {
         .string(String(decoding: bytes, as: UTF8.self))
     }
 
@@ -60,7 +62,7 @@ struct JSONTreeBuilder: JSONBuilder {
 
     mutating func beginObject() -> Container { .object([], pendingName: "") }
 
-    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, in object: inout Container) {
+    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, escaped: Bool, in object: inout Container) {
         guard case .object(let members, _) = object else { return }
         object = .object(members, pendingName: String(decoding: name, as: UTF8.self))
     }
@@ -96,12 +98,12 @@ struct JSONTreeBuilder: JSONBuilder {
 
 /// Builds nothing: a document is checked and forgotten (whether a file parses).
 struct JSONValidator: JSONBuilder {
-    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) {}
+    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, escaped: Bool) {}
     mutating func number(_ literal: UnsafeBufferPointer<UInt8>) {}
     mutating func bool(_ flag: Bool) {}
     mutating func null() {}
     mutating func beginObject() {}
-    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, in object: inout Void) {}
+    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, escaped: Bool, in object: inout Void) {}
     mutating func endMember(_ value: Void, in object: inout Void) {}
     mutating func endObject(_ object: Void) {}
     mutating func beginArray() {}

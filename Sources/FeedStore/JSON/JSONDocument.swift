@@ -122,9 +122,16 @@ struct JSONDocumentBuilder: JSONBuilder {
         tape.reserveCapacity(capacity / 2 + 1)
     }
 
-    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) {
+    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, escaped: Bool) {
         let start = output.count
-        CompactJSON.writeString(bytes: bytes, to: &output)
+        if escaped {
+            CompactJSON.writeString(bytes: bytes, to: &output)
+        } else {
+            // Unescaped, a literal holds no control, quote or backslash: nothing to escape.
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: bytes)
+            output.append(UInt8(ascii: "\""))
+        }
         tape.append(TapeEntry(kind: .string, start: start, length: output.count - start))
     }
 
@@ -153,9 +160,9 @@ struct JSONDocumentBuilder: JSONBuilder {
 
     mutating func beginObject() -> Container { open(.object, UInt8(ascii: "{")) }
 
-    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, in object: inout Container) {
+    mutating func beginMember(_ name: UnsafeBufferPointer<UInt8>, escaped: Bool, in object: inout Container) {
         separate(&object)
-        string(name)
+        string(name, escaped: escaped)
         output.append(UInt8(ascii: ":"))
     }
 

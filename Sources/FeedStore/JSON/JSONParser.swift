@@ -62,6 +62,8 @@ struct JSONGrammar<Builder: JSONBuilder> {
     var builder: Builder
     /// Decoded string bytes, reused for every string (no allocation per string).
     var text: [UInt8] = []
+    /// Whether the string just read had an escape: without one its literal is already canonical.
+    var textWasEscaped = false
     /// The member names of every object open on the path being read, as `MemberNames` keys;
     /// each object checks its own slice when it ends and gives it back.
     var memberNames: [UInt64] = []
@@ -90,7 +92,7 @@ struct JSONGrammar<Builder: JSONBuilder> {
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""):
             try parseString()
-            return text.withUnsafeBufferPointer { builder.string($0) }
+            return text.withUnsafeBufferPointer { builder.string($0, escaped: textWasEscaped) }
         case UInt8(ascii: "t"):
             try expectLiteral("true")
             return builder.bool(true)
@@ -123,7 +125,7 @@ struct JSONGrammar<Builder: JSONBuilder> {
             let nameOffset = position
             try parseString()
             memberNames.append(MemberNames.key(text, offset: nameOffset))
-            text.withUnsafeBufferPointer { builder.beginMember($0, in: &object) }
+            text.withUnsafeBufferPointer { builder.beginMember($0, escaped: textWasEscaped, in: &object) }
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { throw fail("expected ':' after a member name") }
             skipWhitespace()
@@ -199,14 +201,12 @@ struct JSONGrammar<Builder: JSONBuilder> {
         return range
     }
 
-    /// Reads a string literal into `text`: its unescaped UTF-8 bytes (kept as bytes so names
-    /// compare exactly).
-    /// Whether a name decoded earlier at one of `offsets` is the one just decoded into `text`
-    /// (their hashes matched): each is decoded again, and `text` and the position restored.
-    /// Reads the string at `position` into `text` (also `MemberNames`' way back to a name).
+    /// Reads the string literal at `position` into `text`: its unescaped UTF-8 bytes (kept as
+    /// bytes so names compare exactly). Also `MemberNames`' way back to a name.
     mutating func parseString() throws(JSONParseError) {
         position += 1  // opening quote
         text.removeAll(keepingCapacity: true)
+        textWasEscaped = false
         while true {
             guard position < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[position]
@@ -244,6 +244,7 @@ struct JSONGrammar<Builder: JSONBuilder> {
     }
 
     private mutating func parseEscape() throws(JSONParseError) {
+        textWasEscaped = true
         position += 1
         guard position < bytes.count else { throw fail("unterminated escape sequence") }
         let escaped = bytes[position]
