@@ -84,13 +84,16 @@ import Testing
         let pieces = ["a", "~", "\u{7f}", "é", "😀", "\\\"", "\\\\", "\\n", "\\u0001", "\\u00e9", "\\/", " "]
         for _ in 0..<2000 {
             func literal() -> String {
-                "\"" + (0..<Int.random(in: 0...4, using: &generator)).map { _ in
-                    pieces.randomElement(using: &generator) ?? ""
-                }.joined() + "\""
+                "\""
+                    + (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                        pieces.randomElement(using: &generator) ?? ""
+                    }.joined() + "\""
             }
             let input = Array("{\(literal()):[\(literal()),{\(literal()):\(literal())}]}".utf8)
             let tree = try JSONParser.parse(input)
-            #expect(try CompactJSON.canonicalize(input) == CompactJSON.bytes(tree), "\(String(decoding: input, as: UTF8.self))")
+            #expect(
+                try CompactJSON.canonicalize(input) == CompactJSON.bytes(tree),
+                "\(String(decoding: input, as: UTF8.self))")
         }
     }
 }
