@@ -12,15 +12,7 @@ public enum JSONMemoryEstimate {
     /// The peak estimate for publishing `payload`: `bytesPerByte` per byte plus `bytesPerValue`
     /// per structural character (those inside strings counted too, which only overestimates).
     public static func peakBytes(of payload: [UInt8]) -> Int {
-        var structural = 0
-        payload.withUnsafeBufferPointer { bytes in
-            for byte in bytes
-            where byte == UInt8(ascii: ",") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[")
-                || byte == UInt8(ascii: "{")
-            {
-                structural &+= 1
-            }
-        }
+        let structural = payload.withUnsafeBufferPointer(ByteScan.countStructural(in:))
         // Both terms are bounded by the payload's size (an array's), times a small constant.
         return payload.count &* bytesPerByte &+ structural &* bytesPerValue
     }

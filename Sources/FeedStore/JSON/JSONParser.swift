@@ -54,15 +54,19 @@ public enum JSONParser {
 
 /// The recursive-descent reading of one document, telling its builder of every value.
 struct JSONGrammar<Builder: JSONBuilder> {
-    private let bytes: UnsafeBufferPointer<UInt8>
+    let bytes: UnsafeBufferPointer<UInt8>
     private let limits: JSONLimits
     /// Where reading is (`MemberNames` moves it back to a name and returns).
     var position = 0
     /// What the document becomes.
     var builder: Builder
-    /// Decoded string bytes, reused for every string (no allocation per string).
+    /// The decoded bytes of the string just read when it had an escape, reused for every such
+    /// string (no allocation per string).
     var text: [UInt8] = []
-    /// Whether the string just read had an escape: without one its literal is already canonical.
+    /// The bytes between the quotes of the string just read, which are its decoded bytes (and
+    /// already canonical) when it had no escape.
+    var literal = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+    /// Whether the string just read had an escape: its decoded bytes are then `text`, not `literal`.
     var textWasEscaped = false
     /// The member names of every object open on the path being read, as `MemberNames` keys;
     /// each object checks its own slice when it ends and gives it back.
@@ -92,7 +96,8 @@ struct JSONGrammar<Builder: JSONBuilder> {
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""):
             try parseString()
-            return text.withUnsafeBufferPointer { builder.string($0, escaped: textWasEscaped) }
+            if textWasEscaped { return text.withUnsafeBufferPointer { builder.string($0, escaped: true) } }
+            return builder.string(literal, escaped: false)
         case UInt8(ascii: "t"):
             try expectLiteral("true")
             return builder.bool(true)
@@ -124,8 +129,13 @@ struct JSONGrammar<Builder: JSONBuilder> {
             }
             let nameOffset = position
             try parseString()
-            memberNames.append(MemberNames.key(text, offset: nameOffset))
-            text.withUnsafeBufferPointer { builder.beginMember($0, escaped: textWasEscaped, in: &object) }
+            if textWasEscaped {
+                memberNames.append(text.withUnsafeBufferPointer { MemberNames.key($0, offset: nameOffset) })
+                text.withUnsafeBufferPointer { builder.beginMember($0, escaped: true, in: &object) }
+            } else {
+                memberNames.append(MemberNames.key(literal, offset: nameOffset))
+                builder.beginMember(literal, escaped: false, in: &object)
+            }
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { throw fail("expected ':' after a member name") }
             skipWhitespace()
@@ -201,147 +211,6 @@ struct JSONGrammar<Builder: JSONBuilder> {
         return range
     }
 
-    /// Reads the string literal at `position` into `text`: its unescaped UTF-8 bytes (kept as
-    /// bytes so names compare exactly). Also `MemberNames`' way back to a name.
-    mutating func parseString() throws(JSONParseError) {
-        position += 1  // opening quote
-        text.removeAll(keepingCapacity: true)
-        textWasEscaped = false
-        while true {
-            guard position < bytes.count else { throw fail("unterminated string") }
-            let byte = bytes[position]
-            switch byte {
-            case UInt8(ascii: "\""):
-                position += 1
-                return
-            case UInt8(ascii: "\\"):
-                try parseEscape()
-            case 0..<0x20:
-                throw fail("unescaped control character \(describe(byte)) in string")
-            case 0x80...:
-                let length = try validUTF8SequenceLength()
-                text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<position + length]))
-                position += length
-            default:
-                appendPlainRun()
-            }
-        }
-    }
-
-    /// Appends the run of plain ASCII bytes (no quote, backslash or control) from `position` in
-    /// one step: most strings are one such run, and appending byte by byte checks the buffer
-    /// for every byte.
-    private mutating func appendPlainRun() {
-        var end = position + 1
-        while end < bytes.count, Self.isPlainASCII(bytes[end]) { end += 1 }
-        text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<end]))
-        position = end
-    }
-
-    /// A byte a string carries as it is: printable ASCII other than `"` and `\`.
-    static func isPlainASCII(_ byte: UInt8) -> Bool {
-        byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
-    }
-
-    private mutating func parseEscape() throws(JSONParseError) {
-        textWasEscaped = true
-        position += 1
-        guard position < bytes.count else { throw fail("unterminated escape sequence") }
-        let escaped = bytes[position]
-        position += 1
-        switch escaped {
-        case UInt8(ascii: "\""): text.append(0x22)
-        case UInt8(ascii: "\\"): text.append(0x5C)
-        case UInt8(ascii: "/"): text.append(0x2F)
-        case UInt8(ascii: "b"): text.append(0x08)
-        case UInt8(ascii: "f"): text.append(0x0C)
-        case UInt8(ascii: "n"): text.append(0x0A)
-        case UInt8(ascii: "r"): text.append(0x0D)
-        case UInt8(ascii: "t"): text.append(0x09)
-        case UInt8(ascii: "u"):
-            let scalar = try parseUnicodeEscape()
-            UTF8.encode(scalar) { text.append($0) }
-        default:
-            position -= 1
-            throw fail("invalid escape sequence '\\\(describe(escaped))'")
-        }
-    }
-
-    private mutating func parseUnicodeEscape() throws(JSONParseError) -> Unicode.Scalar {
-        let start = position - 2
-        let first = try parseHex4()
-        if (0xDC00...0xDFFF).contains(first) {
-            throw JSONParseError(offset: start, reason: "lone low surrogate \\u\(hex4(first))")
-        }
-        guard (0xD800...0xDBFF).contains(first) else { return try scalar(first, at: start) }
-        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-            bytes[position + 1] == UInt8(ascii: "u")
-        else {
-            throw JSONParseError(
-                offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
-        }
-        position += 2
-        let second = try parseHex4()
-        guard (0xDC00...0xDFFF).contains(second) else {
-            throw JSONParseError(
-                offset: start, reason: "high surrogate \\u\(hex4(first)) not followed by a low surrogate")
-        }
-        let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
-        return try scalar(value, at: start)
-    }
-
-    /// A scalar value the checks above already proved valid; an error, not a trap, if not.
-    private func scalar(_ value: UInt32, at offset: Int) throws(JSONParseError) -> Unicode.Scalar {
-        guard let scalar = Unicode.Scalar(value) else {
-            throw JSONParseError(offset: offset, reason: "invalid \\u escape")
-        }
-        return scalar
-    }
-
-    private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
-        guard position + 4 <= bytes.count else { throw fail("expected four hex digits after \\u") }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            guard let digit = hexValue(bytes[position]) else { throw fail("expected four hex digits after \\u") }
-            value = value << 4 | digit
-            position += 1
-        }
-        return value
-    }
-
-    /// Length of the valid UTF-8 sequence at `position`, or an error for malformed, overlong or surrogate encodings.
-    private func validUTF8SequenceLength() throws(JSONParseError) -> Int {
-        let lead = bytes[position]
-        let length: Int
-        let minimum: UInt32
-        var scalar: UInt32
-        switch lead {
-        case 0xC2...0xDF:
-            length = 2
-            minimum = 0x80
-            scalar = UInt32(lead & 0x1F)
-        case 0xE0...0xEF:
-            length = 3
-            minimum = 0x800
-            scalar = UInt32(lead & 0x0F)
-        case 0xF0...0xF4:
-            length = 4
-            minimum = 0x10000
-            scalar = UInt32(lead & 0x07)
-        default: throw fail("invalid UTF-8 byte \(describe(lead))")
-        }
-        guard position + length <= bytes.count else { throw fail("truncated UTF-8 sequence") }
-        for index in 1..<length {
-            let continuation = bytes[position + index]
-            guard continuation & 0xC0 == 0x80 else { throw fail("invalid UTF-8 sequence") }
-            scalar = scalar << 6 | UInt32(continuation & 0x3F)
-        }
-        guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else {
-            throw fail("invalid UTF-8 sequence (overlong, surrogate or out of range)")
-        }
-        return length
-    }
-
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
         guard position + expected.count <= bytes.count,
@@ -373,25 +242,11 @@ struct JSONGrammar<Builder: JSONBuilder> {
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-    private func hexValue(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case 0x30...0x39: return UInt32(byte - 0x30)
-        case 0x41...0x46: return UInt32(byte - 0x41 + 10)
-        case 0x61...0x66: return UInt32(byte - 0x61 + 10)
-        default: return nil
-        }
-    }
-
-    private func hex4(_ value: UInt32) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 4 - text.count)) + text
-    }
-
-    private func describe(_ byte: UInt8) -> String {
+    func describe(_ byte: UInt8) -> String {
         (0x21...0x7E).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "0x" + String(byte, radix: 16)
     }
 
-    private func fail(_ reason: String) -> JSONParseError {
+    func fail(_ reason: String) -> JSONParseError {
         JSONParseError(offset: position, reason: reason)
     }
 }

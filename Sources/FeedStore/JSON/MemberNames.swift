@@ -6,9 +6,12 @@
 /// keys, and a parse reuses one array for every object (no allocation per object).
 enum MemberNames {
     /// The key of `name`, read at `offset` (documents are at most 4 GiB: `JSONLimits`).
-    static func key(_ name: [UInt8], offset: Int) -> UInt64 {
-        UInt64(truncatingIfNeeded: name.hashValue) & 0xFFFF_FFFF_0000_0000 | UInt64(truncatingIfNeeded: offset)
-            & 0xFFFF_FFFF
+    static func key(_ name: UnsafeBufferPointer<UInt8>, offset: Int) -> UInt64 {
+        // The bytes in one call: an array's own hash feeds the hasher a byte at a time.
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(name))
+        return UInt64(truncatingIfNeeded: hasher.finalize()) & 0xFFFF_FFFF_0000_0000
+            | UInt64(truncatingIfNeeded: offset) & 0xFFFF_FFFF
     }
 
     /// The hash half of `key`.
@@ -53,7 +56,7 @@ extension JSONGrammar {
         try parseString()
         position = resume
         throw JSONParseError(
-            offset: first, reason: "duplicate member name \"\(String(decoding: text, as: UTF8.self))\"")
+            offset: first, reason: "duplicate member name \"\(String(decoding: decodedString, as: UTF8.self))\"")
     }
 
     /// Whether the name read at `offset` equals one read at any of `offsets`.
@@ -66,16 +69,13 @@ extension JSONGrammar {
     }
 
     private mutating func hasName(at offsets: [Int]) throws(JSONParseError) -> Bool {
-        let current = text
+        let current = decodedString
         let resume = position
-        defer {
-            text = current
-            position = resume
-        }
+        defer { position = resume }
         for offset in offsets {
             position = offset
             try parseString()
-            if text == current { return true }
+            if decodedString == current { return true }
         }
         return false
     }

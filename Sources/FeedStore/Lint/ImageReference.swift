@@ -79,6 +79,8 @@ enum ImageReference {
             tail |= UInt64(bytes[index] | 0x20) << (8 * count)
             count += 1
         }
+        // Most strings have no dot near their end: one word test answers them.
+        guard ByteScan.hasByte(UInt8(ascii: "."), in: tail & ~0xFF) else { return false }
         return packedExtensions.contains { $0.length < count && tail & $0.mask == $0.packed }
     }
 

@@ -24,14 +24,6 @@ struct PayloadReferences {
     private let names: Set<String>
     private let stems: [String: [String]]
     private var missingIndex: [String: Int] = [:]
-    /// Where the walk is; turned into a JSON Pointer only for a missing name.
-    private var path: [PathToken] = []
-
-    private enum PathToken {
-        /// A member, by the position of its name in `document`'s tape (decoded only for a pointer).
-        case member(nameAt: Int)
-        case index(Int)
-    }
 
     /// The payload's document.
     private let document: JSONDocument
@@ -46,40 +38,21 @@ struct PayloadReferences {
         }
         self.stems = stems
         document = payload.document
-        visit(payload)
-    }
-
-    private mutating func visit(_ value: JSONNode) {
-        switch value.kind {
-        case .object:
-            value.forEachMemberNode { name, member in
-                path.append(.member(nameAt: name.index))
-                consider(name, isMemberName: true)
-                visit(member)
-                path.removeLast()
-            }
-        case .array:
-            value.forEachElement { index, element in
-                path.append(.index(index))
-                visit(element)
-                path.removeLast()
-            }
-        case .string:
-            consider(value, isMemberName: false)
-        case .number, .bool, .null:
-            break
+        var walk = TapeWalk(payload)
+        while let string = walk.nextString() {
+            consider(JSONNode(document: document, index: string.index), isMemberName: string.isMemberName, at: walk)
         }
     }
 
     /// Without assets only an image reference counts, and most strings can be none: those are
     /// judged in the document's bytes, with no String made (every string of every publish
     /// passes here).
-    private mutating func consider(_ node: JSONNode, isMemberName: Bool) {
+    private mutating func consider(_ node: JSONNode, isMemberName: Bool, at walk: TapeWalk) {
         if names.isEmpty, stems.isEmpty, node.isUnescapedString(where: { !ImageReference.mayName($0) }) { return }
-        consider(node.stringValue ?? "", isMemberName: isMemberName)
+        consider(node.stringValue ?? "", isMemberName: isMemberName, at: walk)
     }
 
-    private mutating func consider(_ string: String, isMemberName: Bool) {
+    private mutating func consider(_ string: String, isMemberName: Bool, at walk: TapeWalk) {
         // Without assets (most JSON publishes) no string is hashed.
         if !names.isEmpty, names.contains(string) {
             referenced.insert(string)
@@ -89,45 +62,21 @@ struct PayloadReferences {
                 referenced.insert(reading.fileName)
                 named.insert(reading.fileName)
             } else if !reading.isURL {
-                noteMissing(reading.fileName, string: string, isMemberName: isMemberName)
+                noteMissing(reading.fileName, string: string, isMemberName: isMemberName, at: walk)
             }
         } else if !stems.isEmpty, let assets = stems[string] {
             referenced.formUnion(assets)
         }
     }
 
-    private mutating func noteMissing(_ fileName: String, string: String, isMemberName: Bool) {
+    private mutating func noteMissing(_ fileName: String, string: String, isMemberName: Bool, at walk: TapeWalk) {
         if let index = missingIndex[fileName] {
             missing[index].count += 1
         } else {
             missingIndex[fileName] = missing.count
             missing.append(
-                Missing(fileName: fileName, string: string, pointer: pointer, isMemberName: isMemberName, count: 1))
+                Missing(
+                    fileName: fileName, string: string, pointer: walk.pointer, isMemberName: isMemberName, count: 1))
         }
-    }
-
-    /// The walk's position as an RFC 6901 pointer.
-    private var pointer: String {
-        path.map { token in
-            switch token {
-            case .member(let name):
-                return "/" + Self.escape(JSONNode(document: document, index: name).stringValue ?? "")
-            case .index(let index): return "/\(index)"
-            }
-        }.joined()
-    }
-
-    /// RFC 6901: `~` → `~0`, `/` → `~1`.
-    private static func escape(_ token: String) -> String {
-        guard token.contains(where: { $0 == "~" || $0 == "/" }) else { return token }
-        var result = ""
-        for character in token {
-            switch character {
-            case "~": result += "~0"
-            case "/": result += "~1"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }
