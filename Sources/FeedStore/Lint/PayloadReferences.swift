@@ -25,9 +25,6 @@ struct PayloadReferences {
     private let stems: [String: [String]]
     private var missingIndex: [String: Int] = [:]
 
-    /// The payload's document.
-    private let document: JSONDocument
-
     init(payload: JSONNode, assetNames: [String]) {
         names = Set(assetNames)
         var stems: [String: [String]] = [:]
@@ -37,19 +34,27 @@ struct PayloadReferences {
             }
         }
         self.stems = stems
-        document = payload.document
+        // Without assets only an image reference counts, and most strings can be none: those are
+        // judged in the document's bytes, with no String or node made (every string of every
+        // publish passes here).
+        let skipsPlainStrings = names.isEmpty && stems.isEmpty
+        let document = payload.document
         var walk = TapeWalk(payload)
-        while let string = walk.nextString() {
-            consider(JSONNode(document: document, index: string.index), isMemberName: string.isMemberName, at: walk)
+        document.bytes.withUnsafeBufferPointer { bytes in
+            while let string = walk.nextString() {
+                if skipsPlainStrings, Self.namesNoImage(document.tape[string.index], in: bytes) { continue }
+                let node = JSONNode(document: document, index: string.index)
+                consider(node.stringValue ?? "", isMemberName: string.isMemberName, at: walk)
+            }
         }
     }
 
-    /// Without assets only an image reference counts, and most strings can be none: those are
-    /// judged in the document's bytes, with no String made (every string of every publish
-    /// passes here).
-    private mutating func consider(_ node: JSONNode, isMemberName: Bool, at walk: TapeWalk) {
-        if names.isEmpty, stems.isEmpty, node.isUnescapedString(where: { !ImageReference.mayName($0) }) { return }
-        consider(node.stringValue ?? "", isMemberName: isMemberName, at: walk)
+    /// Whether the string at `entry` has no escape and its bytes cannot name an image.
+    private static func namesNoImage(_ entry: TapeEntry, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard entry.length >= 2 else { return false }
+        let start = Int(entry.start)
+        let inner = UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(start + Int(entry.length) - 1)])
+        return !ByteScan.contains(UInt8(ascii: "\\"), in: inner) && !ImageReference.mayName(inner)
     }
 
     private mutating func consider(_ string: String, isMemberName: Bool, at walk: TapeWalk) {
