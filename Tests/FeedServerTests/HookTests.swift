@@ -16,8 +16,11 @@ import Testing
         + #""${FEED_FINGERPRINT-unset}" "${FEED_FAULT-unset}" "$FEED_GROUP_DIR";"#
         + #" if [ -d "${FEED_DIR-/nonexistent}" ]; then echo " dir"; else echo " ${FEED_DIR-unset}"; fi; } >> "#
 
+    /// The log's complete lines: a hook writes its line in two steps (printf, then echo), and a
+    /// read between them must not count the half it sees.
     private func lines(_ log: String) -> [String] {
-        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
     private func root(_ server: Server) -> String {
@@ -88,6 +91,7 @@ import Testing
             #expect(response.status == 201, "\(response.text)")
             try waitUntil { lines(log).count == 3 }
             let fields = lines(log)[2].split(separator: " ").map(String.init)
+            try #require(fields.count == 7, "\(fields)")
             let id = response.json["generationId"] as? String
             #expect(Array(fields.prefix(3)) == ["fault", "g", id ?? "unset"])
             #expect(fields[4] == kind.rawValue && fields[5] == root(server) + "/g")
