@@ -98,13 +98,48 @@ def timed_put(http, body):
     assert response.status == 201, response.status
     return elapsed
 
+def usage(pid):
+    """CPU seconds (user + system) and context switches (voluntary and not, all threads) so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    switches = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as status:
+                switches += sum(int(line.split()[1]) for line in status
+                                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")))
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return cpu, switches
+
+class Cost:
+    """What a server spends on the publishes of the batches measured with it: CPU and switches."""
+    def __init__(self):
+        self.cpu, self.switches, self.count = 0.0, 0, 0
+    def measure(self, pid, batch):
+        cpu, switches = usage(pid)
+        self.count += batch()
+        after_cpu, after_switches = usage(pid)
+        self.cpu += after_cpu - cpu
+        self.switches += after_switches - switches
+    def line(self):
+        return f"CPU {self.cpu / self.count * 1e6:.0f} µs, {self.switches / self.count:.2f} context switches"
+
 publish, bare, roundtrip, floor_publish = [], [], [], []
+ours_cost, floor_cost = Cost(), Cost()
 sequence = 0
+
+def put_batch(http, times):
+    """One batch of publishes of fresh payloads, each timed into `times`; returns their number."""
+    global sequence
+    for _ in range(per_round):
+        sequence += 1
+        times.append(timed_put(http, payload(sequence)))
+    return per_round
 try:
     for _ in range(rounds):
-        for _ in range(per_round):
-            sequence += 1
-            publish.append(timed_put(connection, payload(sequence)))
+        ours_cost.measure(server.pid, lambda: put_batch(connection, publish))
         for _ in range(per_round):
             start = time.perf_counter()
             connection.request("GET", "/healthz")
@@ -116,9 +151,8 @@ try:
             start = time.perf_counter()
             bare_once(sequence, body)
             bare.append(time.perf_counter() - start)
-        for _ in range(per_round if floor_connection else 0):
-            sequence += 1
-            floor_publish.append(timed_put(floor_connection, payload(sequence)))
+        if floor_connection:
+            floor_cost.measure(floor_server.pid, lambda: put_batch(floor_connection, floor_publish))
 finally:
     server.terminate()
     server.wait()
@@ -143,3 +177,4 @@ print(f"p50 ratio: {percentile(publish, 50) / floor:.2f} against the floor (bare
 if floor_publish:
     print(f"hand-off floor ratio: {percentile(publish, 50) / percentile(floor_publish, 50):.2f} against the libmicrohttpd publish floor "
           f"({ms(percentile(floor_publish, 50))} ms: the bare sequence on a worker thread behind a suspended connection)")
+print(f"server cost per publish: {ours_cost.line()}" + (f"; the libmicrohttpd publish floor: {floor_cost.line()}" if floor_publish else ""))

@@ -70,10 +70,9 @@ public final class SideTask<Value: Sendable>: @unchecked Sendable {
         _ = pool.submit { [self] in
             guard let work = lock.withLock({ state.claim() ? takeWork() : nil }) else { return }
             let value = work()
-            lock.withLock {
-                state.finish(value)
-                lock.broadcast()
-            }
+            lock.withLock { state.finish(value) }
+            // After the mutex is let go, as in `WorkPool.submit`: a woken owner takes it at once.
+            lock.broadcast()
         }
     }
 

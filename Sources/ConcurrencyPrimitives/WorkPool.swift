@@ -27,12 +27,15 @@ public final class WorkPool: @unchecked Sendable {
 
     /// Queues a job; false when the queue is full or the pool is stopping (the job is not run).
     public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        condition.withLock {
+        let queued = condition.withLock {
             guard !stopping, jobs.count - head < queueLimit else { return false }
             jobs.append(job)
-            condition.signal()
             return true
         }
+        // Signalled after the mutex is let go: a worker woken while the submitter still held it
+        // would only block on the mutex again (a second wake and context switch per job).
+        if queued { condition.signal() }
+        return queued
     }
 
     /// Jobs waiting (not yet started).

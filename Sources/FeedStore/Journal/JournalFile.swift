@@ -55,14 +55,12 @@ public struct JournalFile: Sendable {
     public func append(_ entry: JournalEntry) throws {
         var line = entry.line + [0x0A]
         try underLock {
-            let fd = try openForAppend()
-            var size = stat()
-            _ = try? Syscall.run("fstat", current) { fstat(fd, &size) }
+            let (fd, size) = try openForAppend()
             var descriptor = fd
             if Int(size.st_size) + line.count > maxFileBytes, size.st_size > 0 {
                 try? Syscall.close(fd, current)
                 _ = try Syscall.run("rename", current) { rename(current, previous) }
-                descriptor = try openForAppend()
+                descriptor = try openForAppend().descriptor
             }
             defer { try? Syscall.close(descriptor, current) }
             // A line a crash cut short has no newline: end it, or this entry would join it.
@@ -80,9 +78,9 @@ public struct JournalFile: Sendable {
         }
     }
 
-    /// The current file for appending: never waits (a FIFO put there opens at once) and must be a
-    /// regular file, or a write could block with the lock held.
-    private func openForAppend() throws -> Int32 {
+    /// The current file for appending and its status (the size, read once): never waits (a FIFO
+    /// put there opens at once) and must be a regular file, or a write could block with the lock held.
+    private func openForAppend() throws -> (descriptor: Int32, status: stat) {
         let fd = try Syscall.run("open", current) {
             open(current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
         }
@@ -91,7 +89,7 @@ public struct JournalFile: Sendable {
             try? Syscall.close(fd, current)
             throw FileSystemError(kind: .other, operation: "append (not a regular file)", path: current)
         }
-        return fd
+        return (fd, info)
     }
 
     /// Every entry in both files, oldest first; lines that are not entries (a line torn by a
