@@ -70,9 +70,10 @@ echo
 vt2_peak=$(peak_kb "$work/vt2.time"); vt1_peak=$(peak_kb "$work/vt1.time")
 python3 -c "
 ours_w, ours_p = $ours_wall, $ours_peak
-for name, w, p in (('1 process', $vt1, $vt1_peak), ('2 processes', $vt2, $vt2_peak)):
+# Wall-time targets: 1.15× one process, 1.10× two (the issue's figure, upload included).
+for name, w, p, most in (('1 process', $vt1, $vt1_peak, 1.15), ('2 processes', $vt2, $vt2_peak, 1.10)):
     print(f'Against vipsthumbnail, {name}: peak RSS {ours_p / p:.2f}× (target ≤ 1.5×: {\"met\" if ours_p <= 1.5 * p else \"missed\"}), '
-          f'wall time {ours_w / w:.2f}× (target ≤ 1.15×: {\"met\" if ours_w <= 1.15 * w else \"missed\"}).')
+          f'wall time {ours_w / w:.2f}× (target ≤ {most:.2f}×: {\"met\" if ours_w <= most * w else \"missed\"}).')
 print(f'In one process: libvips on 2 threads takes {$vtt / $vt2:.2f}× the 2 processes; '
       f'feed-server takes {ours_w / $vtt:.2f}× those 2 threads (the rest is the upload).')
 "
