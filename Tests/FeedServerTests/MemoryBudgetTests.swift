@@ -69,7 +69,7 @@ import Glibc
     @Test func bodiesHeldInMemoryAreBoundedTogetherAndGivenBack() throws {
         try withTestServer(configure: Self.configure) { server, client in
             // One publish holds 420 KB of the 450 KB budget (140 KB sent), its body not yet complete.
-            var holder: HTTPTestConnection? = try Self.holder(sending: 140_000, server, client)
+            let holder = try Self.holder(sending: 140_000, server, client)
             let refused = try Self.publish(client, bytes: 100_000)
             #expect(refused.status == 503)
             #expect(refused.header("Retry-After") != nil)
@@ -84,7 +84,7 @@ import Glibc
                 "payload", String(decoding: Self.array(bytes: 100_000), as: UTF8.self), contentType: "application/json")
             #expect(try client.putMultipart("/feeds/m", form).status == 503)
             // The holder goes away: what it held is given back.
-            holder = nil  // closes its socket
+            holder.shutDown()
             try waitUntil {
                 try Self.publish(client, bytes: 100_000).status == 201
             }
@@ -114,7 +114,7 @@ import Glibc
     /// not when its connection ends: a refused client that stays connected holds nothing.
     @Test func aRefusedMultipartBodyGivesItsMemoryBackAtOnce() throws {
         try withTestServer(configure: Self.configure) { server, client in
-            var holder: HTTPTestConnection? = try Self.holder(sending: 140_000, server, client)
+            let holder = try Self.holder(sending: 140_000, server, client)
             // A multipart payload part of 100 KB: 10 KB fit, the rest is refused; the client stays.
             let boundary = "refusedboundary"
             let head =
@@ -126,7 +126,7 @@ import Glibc
             // Nothing outside tells when the part was refused (its answer waits for the rest of the
             // body): a second, so that under load it is refused while the holder is still there.
             sleep(1)
-            holder = nil  // gives back its 140 KB
+            holder.shutDown()  // gives back its 140 KB
             // 145 KB (435 KB of budget) fits only if what the refused part held went back too.
             try waitUntil {
                 try Self.publish(client, bytes: 145_000).status == 201
@@ -193,7 +193,7 @@ import Glibc
                 try client.put("/feeds/source", json: String(decoding: Self.array(bytes: 100_000), as: UTF8.self))
                     .status == 201)
             let tar = try client.get("/feeds/source/archive").body
-            var holder: HTTPTestConnection? = try Self.holder(sending: 140_000, server, client)
+            let holder = try Self.holder(sending: 140_000, server, client)
             let restore = { () throws -> WireResponse in
                 try client.request(
                     "PUT", "/feeds/copy/archive", headers: [("Content-Type", "application/x-tar")], body: tar)
@@ -202,7 +202,7 @@ import Glibc
             #expect(refused.status == 503, "\(refused.text)")
             #expect(refused.text.contains("--max-memory-body-bytes"), "\(refused.text)")
             #expect(try client.get("/feeds/copy").status == 404, "nothing published")
-            holder = nil
+            holder.shutDown()
             try waitUntil { try restore().status == 201 }
         }
     }

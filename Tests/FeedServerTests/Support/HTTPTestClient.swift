@@ -58,6 +58,9 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
         }
     }
 
+    /// Ends the connection now, as a client going away does (the descriptor is closed in deinit).
+    func shutDown() { shutdown(fd, Int32(SHUT_RDWR)) }
+
     deinit { close(fd) }
 
     /// Sends raw bytes.
