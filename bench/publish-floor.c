@@ -135,8 +135,8 @@ static enum MHD_Result publish(struct MHD_Connection *connection, const char *up
         pthread_mutex_lock(&lock);
         if (queue_tail != NULL) queue_tail->next = job; else queue_head = job;
         queue_tail = job;
-        pthread_cond_signal(&wake);
         pthread_mutex_unlock(&lock);
+        pthread_cond_signal(&wake);  // after the unlock, as feed-server's pool does
         return MHD_YES;
     }
     pthread_mutex_lock(&lock);

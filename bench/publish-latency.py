@@ -99,32 +99,41 @@ def timed_put(http, body):
     return elapsed
 
 def usage(pid):
-    """CPU seconds (user + system) and context switches (voluntary and not, all threads) so far."""
+    """CPU seconds (user + system, the process's, ended threads included) and each living
+    thread's context switches (voluntary and not) so far."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    switches = 0
+    cpu = (int(fields[11]) + int(fields[12])) / TICKS
+    switches = {}
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{task}/status") as status:
-                switches += sum(int(line.split()[1]) for line in status
-                                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")))
+                switches[task] = sum(int(line.split()[1]) for line in status
+                                     if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")))
         except OSError:
             pass  # a thread that ended meanwhile
     return cpu, switches
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
 class Cost:
-    """What a server spends on the publishes of the batches measured with it: CPU and switches."""
+    """What a server spends on the publishes of the batches measured with it: CPU (to within a
+    clock tick per batch) and context switches (a thread that ends within a batch takes its
+    switches with it: then the figure is a lower bound, marked ≥)."""
     def __init__(self):
-        self.cpu, self.switches, self.count = 0.0, 0, 0
+        self.cpu, self.switches, self.count, self.batches, self.lost = 0.0, 0, 0, 0, False
     def measure(self, pid, batch):
         cpu, switches = usage(pid)
         self.count += batch()
         after_cpu, after_switches = usage(pid)
         self.cpu += after_cpu - cpu
-        self.switches += after_switches - switches
+        self.switches += sum(n - switches.get(task, 0) for task, n in after_switches.items())
+        self.lost = self.lost or not switches.keys() <= after_switches.keys()
+        self.batches += 1
     def line(self):
-        return f"CPU {self.cpu / self.count * 1e6:.0f} µs, {self.switches / self.count:.2f} context switches"
+        within = self.batches / TICKS / self.count * 1e6
+        return (f"CPU {self.cpu / self.count * 1e6:.0f} ± {within:.0f} µs, "
+                f"{'≥ ' if self.lost else ''}{self.switches / self.count:.2f} context switches")
 
 publish, bare, roundtrip, floor_publish = [], [], [], []
 ours_cost, floor_cost = Cost(), Cost()

@@ -14,6 +14,8 @@ public final class WorkPool: @unchecked Sendable {
     private var jobs: [(@Sendable () -> Void)?] = []
     private var head = 0
     private var stopping = false
+    /// Workers waiting for a job.
+    private var parked = 0
     private let queueLimit: Int
 
     /// Starts `threads` workers named `name`; at most `queueLimit` jobs wait. They run at normal
@@ -41,6 +43,9 @@ public final class WorkPool: @unchecked Sendable {
     /// Jobs waiting (not yet started).
     public var waiting: Int { condition.withLock { jobs.count - head } }
 
+    /// Workers waiting for a job (for tests: a job submitted when all wait needs the submitter's wake).
+    var parkedWorkers: Int { condition.withLock { parked } }
+
     /// Lets queued jobs finish, then ends the workers; later submissions are refused.
     public func stop() {
         condition.withLock {
@@ -57,7 +62,9 @@ public final class WorkPool: @unchecked Sendable {
         condition.withLock {
             while head == jobs.count {
                 if stopping { return nil }
+                parked += 1
                 condition.wait()
+                parked -= 1
             }
             let job = jobs[head]
             // A started job must not stay in the queue: it would keep everything it captured

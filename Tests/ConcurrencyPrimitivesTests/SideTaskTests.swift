@@ -28,7 +28,7 @@ import Testing
             watched = token
             let runs = runs
             task = SideTask {
-                withExtendedLifetime(token) { runs.value.add(1, ordering: .relaxed) }
+                withExtendedLifetime(token) { _ = runs.value.add(1, ordering: .relaxed) }
                 return 1
             }
             let held = held
@@ -92,6 +92,35 @@ import Testing
         #expect(task.join() == 42)
         let thread = try #require(ranOn.withLock { $0 })
         #expect(pthread_equal(thread, pthread_self()) == 0, "the pool ran it, not the owner")
+    }
+
+    /// An owner that joins while a pool thread runs the work waits, and the pool thread's finish
+    /// wakes it with the value.
+    @Test func anOwnerWaitingForAPoolThreadIsWokenWithTheValue() throws {
+        let pool = try WorkPool(threads: 1, queueLimit: 4)
+        defer { pool.stop() }
+        let started = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let task = SideTask { () -> Int in
+            started.signal()
+            gate.wait()
+            return 3
+        }
+        task.offer(to: pool)
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        let joined = DispatchSemaphore(value: 0)
+        let value = Atomic<Int>(0)
+        try DetachedThread.start(name: "test-owner") {
+            value.store(task.join(), ordering: .sequentiallyConsistent)
+            joined.signal()
+        }
+        // Time for the owner to find the work claimed and wait (were it not yet waiting, it would
+        // take the value without a wake, and the test would pass without testing the wake).
+        usleep(100_000)
+        #expect(joined.wait(timeout: .now()) == .timedOut, "the owner waits while the work runs")
+        gate.signal()
+        #expect(joined.wait(timeout: .now() + 10) == .success, "the owner was not woken")
+        #expect(value.load(ordering: .sequentiallyConsistent) == 3)
     }
 
     @Test func theOwnerRunsTheWorkWhenThePoolIsBusyAndThePoolSkipsItLater() throws {

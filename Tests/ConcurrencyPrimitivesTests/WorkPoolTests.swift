@@ -61,6 +61,19 @@ import Testing
         try waitUntil { ran.load(ordering: .sequentiallyConsistent) }
         try waitUntil(seconds: 2) { observed == nil }
     }
+
+    /// A job submitted while every worker waits is run: the submitter wakes one (each time, as
+    /// the workers go back to waiting between jobs).
+    @Test func aJobSubmittedWhileEveryWorkerWaitsIsRun() throws {
+        let pool = try WorkPool(threads: 2, queueLimit: 4)
+        defer { pool.stop() }
+        for _ in 0..<3 {
+            try waitUntil { pool.parkedWorkers == 2 }
+            let done = DispatchSemaphore(value: 0)
+            #expect(pool.submit { done.signal() })
+            #expect(done.wait(timeout: .now() + 10) == .success, "no worker was woken")
+        }
+    }
 }
 
 /// Polls `condition` until it holds, failing after `seconds`.

@@ -62,7 +62,7 @@ import Testing
                 ids.append(try #require(try client.put("/feeds/g", json: "[\(round)]").json["generationId"] as? String))
                 if round == 1 { try waitUntil { FileManager.default.fileExists(atPath: started) } }
             }
-            FileManager.default.createFile(atPath: scratch.path + "/go", contents: Data())
+            #expect(FileManager.default.createFile(atPath: scratch.path + "/go", contents: Data()))
             try waitUntil { lines(log).count == 2 }
             usleep(300_000)  // a third run would have appended by now
             #expect(lines(log) == [ids[0], ids[4]])

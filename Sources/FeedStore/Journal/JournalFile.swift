@@ -55,17 +55,19 @@ public struct JournalFile: Sendable {
     public func append(_ entry: JournalEntry) throws {
         var line = entry.line + [0x0A]
         try underLock {
-            let (fd, size) = try openForAppend()
-            var descriptor = fd
-            if Int(size.st_size) + line.count > maxFileBytes, size.st_size > 0 {
-                try? Syscall.close(fd, current)
+            let opened = try openForAppend()
+            var descriptor = opened.descriptor
+            let size = opened.status
+            let rotates = Int(size.st_size) + line.count > maxFileBytes && size.st_size > 0
+            if rotates {
+                try? Syscall.close(descriptor, current)
                 _ = try Syscall.run("rename", current) { rename(current, previous) }
                 descriptor = try openForAppend().descriptor
             }
             defer { try? Syscall.close(descriptor, current) }
             // A line a crash cut short has no newline: end it, or this entry would join it.
             var last: UInt8 = 0x0A
-            if descriptor == fd, size.st_size > 0, pread(descriptor, &last, 1, size.st_size - 1) == 1, last != 0x0A {
+            if !rotates, size.st_size > 0, pread(descriptor, &last, 1, size.st_size - 1) == 1, last != 0x0A {
                 line.insert(0x0A, at: 0)
             }
             // One write: O_APPEND puts the whole line at the end in one step.
