@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 COUNT=${COUNT:-48}
+FLOOR_PORT=${FLOOR_PORT:-18099}
 bash scripts/install-deps.sh
 need=()
 command -v vipsthumbnail >/dev/null || need+=(libvips-tools)
@@ -25,7 +26,7 @@ bash bench/photos.sh "$COUNT"
 total_mb=$(du -cm "$photos"/photo-*.jpg | tail -1 | cut -f1)
 
 work=$(mktemp -d)
-trap 'kill "${server_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill "${server_pid:-0}" "${floor_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 peak_kb() { awk '/Maximum resident set size/{print $6}' "$1"; }
 wall_s() { awk -F': ' '/Elapsed \(wall clock\)/{print $2}' "$1" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }'; }
@@ -60,6 +61,22 @@ stored=$(python3 -c "import json;r=json.load(open('$work/response.json'));print(
 again_wall=$(curl -s -o /dev/null -w '%{time_total}' -X PUT "${form[@]}" "http://127.0.0.1:$port/feeds/bench")
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 
+# The upload floor (bench/upload-floor.c): libmicrohttpd taking the same PUT into files, 2 libvips
+# threads decoding each part as it completes; what receiving the body adds, without feed-server.
+cc -O2 -o "$work/upload-floor" bench/upload-floor.c $(pkg-config --cflags --libs vips) -lmicrohttpd -lpthread
+mkdir -p "$work/uf"
+"$work/upload-floor" "$FLOOR_PORT" 2 "$work/uf" 2>"$work/floor.log" &
+floor_pid=$!
+for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:$FLOOR_PORT/" && break; sleep 0.05; done
+floor_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$floor_pid/stat"; }
+floor_before=$(floor_cpu)
+floor_wall=$(/usr/bin/time -f '%U %S' -o "$work/floor-curl.time" \
+  curl -sf -o /dev/null -w '%{time_total}' -X PUT "${form[@]}" "http://127.0.0.1:$FLOOR_PORT/upload")
+floor_cpu_used=$(awk -v a="$(floor_cpu)" -v b="$floor_before" 'BEGIN { print a - b }')
+floor_curl_cpu=$(awk '{ print $1 + $2 }' "$work/floor-curl.time")
+floor_peak=$(awk '/VmHWM/{print $2}' "/proc/$floor_pid/status")
+kill "$floor_pid"; wait "$floor_pid" 2>/dev/null || true
+
 # vipsthumbnail, one process over all files, and two in parallel (feed-server uses both cores).
 mkdir -p "$work/vt1" "$work/vt2" "$work/vtt" "$work/im1" "$work/im2"
 cc -O2 -o "$work/vips-threads" bench/vips-threads.c $(pkg-config --cflags --libs vips) -lpthread
@@ -80,6 +97,7 @@ row "feed-server PUT again (unchanged, encode cache)" "$again_wall" "$ours_peak"
 row "vipsthumbnail, 1 process" "$vt1" "$(peak_kb "$work/vt1.time")"
 row "vipsthumbnail, 2 processes (xargs -P 2)" "$vt2" "$(peak_kb "$work/vt2.time")"
 row "libvips, 2 threads of one process (bench/vips-threads.c)" "$vtt" "$(peak_kb "$work/vtt.time")"
+row "libmicrohttpd taking the PUT, 2 libvips threads (bench/upload-floor.c)" "$floor_wall" "$floor_peak"
 row "ImageMagick convert -thumbnail" "$(wall_s "$work/im1.time")" "$(peak_kb "$work/im1.time")"
 row "ImageMagick convert -define jpeg:size -thumbnail" "$(wall_s "$work/im2.time")" "$(peak_kb "$work/im2.time")"
 echo
@@ -93,10 +111,14 @@ for name, w, p, most in (('1 process', $vt1, $vt1_peak, 1.15), ('2 processes', $
           f'wall time {ours_w / w:.2f}× (target ≤ {most:.2f}×: {\"met\" if ours_w <= most * w else \"missed\"}).')
 print(f'In one process: libvips on 2 threads takes {$vtt / $vt2:.2f}× the 2 processes; '
       f'feed-server takes {ours_w / $vtt:.2f}× those 2 threads (the rest is the upload).')
+print(f'The upload floor takes {$floor_wall / $vt2:.2f}× the 2 processes and {$floor_wall / $vtt:.2f}× the 2 threads; '
+      f'feed-server takes {ours_w / $floor_wall:.2f}× the upload floor.')
 cores, threads_cpu = $(nproc), $vtt_cpu
 print(f'CPU: feed-server {$ours_cpu:.2f} s (receiving the body: {$receiving:.2f} s) and curl {$curl_cpu:.2f} s, '
       f'against {threads_cpu:.2f} s for the 2 libvips threads: on {cores} cores at least '
       f'{($ours_cpu + $curl_cpu) / cores:.2f} s against {threads_cpu / cores:.2f} s.')
+print(f'CPU of the upload floor: {$floor_cpu_used:.2f} s and curl {$floor_curl_cpu:.2f} s: on {cores} cores at least '
+      f'{($floor_cpu_used + $floor_curl_cpu) / cores:.2f} s.')
 "
 echo
 echo "$COUNT JPEGs, 4000 × 3000, $total_mb MB in all; $(nproc) cores; $(date -u +%Y-%m-%d). Peak RSS for the tools is the largest single process."
