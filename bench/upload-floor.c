@@ -9,7 +9,7 @@
 // generation folder and its fsyncs. So it measures what receiving the body over HTTP adds to
 // decoding in one process, the limit for any server that takes photos in one request.
 //
-// usage: upload-floor PORT DECODE_THREADS OUTDIR
+// usage: upload-floor PORT DECODE_THREADS OUTDIR (PORT 0: any free port, printed as `listening on port N`)
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -52,6 +52,7 @@ static void *decode(void *unused) {
         int ok = vips_thumbnail(in, &thumbnail, 512, "height", 512, "size", VIPS_SIZE_DOWN, NULL) == 0
                  && vips_image_write_to_file(thumbnail, out, NULL) == 0;
         if (thumbnail != NULL) g_object_unref(thumbnail);
+        if (!ok) fprintf(stderr, "upload-floor: part %d: %s", part, vips_error_buffer());
         pthread_mutex_lock(&queue_lock);
         decoded++;
         if (!ok) failed++;
@@ -66,6 +67,7 @@ struct Upload {
     struct MHD_PostProcessor *processor;
     int parts, fd;
     size_t part_bytes, buffered;
+    char key[256], filename[256];
     char buffer[PIECE];
     int error;
 };
@@ -96,8 +98,13 @@ static enum MHD_Result piece(void *cls, enum MHD_ValueKind kind, const char *key
     (void)kind, (void)key, (void)type, (void)encoding;
     struct Upload *upload = cls;
     if (filename == NULL) return MHD_YES;  // the payload field: not an image
-    // A part starts at offset 0; libmicrohttpd may announce it with an empty piece first.
-    if (offset == 0 && (upload->fd < 0 || upload->part_bytes > 0)) {
+    // A part starts when another field or file is named, or at offset 0 after the current part
+    // got bytes (libmicrohttpd may announce a part with an empty piece at offset 0 first).
+    int renamed = strncmp(upload->key, key, sizeof upload->key) != 0
+                  || strncmp(upload->filename, filename, sizeof upload->filename) != 0;
+    if (upload->fd < 0 || renamed || (offset == 0 && upload->part_bytes > 0)) {
+        snprintf(upload->key, sizeof upload->key, "%s", key);
+        snprintf(upload->filename, sizeof upload->filename, "%s", filename);
         close_part(upload);
         if (upload->parts == MAX_PARTS) return MHD_NO;
         char path[4096];
@@ -145,7 +152,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, cons
         *upload_data_size = 0;
         return MHD_YES;
     }
-    MHD_destroy_post_processor(upload->processor);
+    if (MHD_destroy_post_processor(upload->processor) != MHD_YES) upload->error = 1;  // cut short
     close_part(upload);
     int parts = upload->parts, error = upload->error;
     free(upload);
@@ -172,7 +179,12 @@ int main(int argc, char **argv) {
     outdir = argv[3];
     pthread_t workers[64];
     for (int i = 0; i < threads; i++) pthread_create(&workers[i], NULL, decode, NULL);
-    struct MHD_Daemon *daemon = start_floor_daemon(argv[1], "1", 60, 64, handle);
+    // One polling thread: the pool of feed-server's flags is for many connections, and this
+    // serves one. Port 0 takes a free port, printed for the caller.
+    struct MHD_Daemon *daemon = start_floor_daemon(argv[1], "0", 60, 64, handle);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    printf("listening on port %u\n", info == NULL ? 0u : (unsigned)info->port);
+    fflush(stdout);
     wait_for_termination();
     MHD_stop_daemon(daemon);
     return 0;
