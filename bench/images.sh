@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Packs 48 photo-like 12-megapixel JPEGs with the default budget (512 px, 2 MiB per image,
 # 8 MiB per generation, JPEG q80) through PUT /feeds/{group}, and does the same resize on the
-# same files with vipsthumbnail and with ImageMagick, in the same run. Reports wall time and
-# peak memory (max RSS) of each. Prints Markdown for docs/benchmarks.md.
+# same files with vipsthumbnail and with ImageMagick, in the same run; the same PUT also goes to
+# the upload floor (bench/upload-floor.c), the least a libmicrohttpd server can do with it.
+# Reports wall time and peak memory (max RSS) of each. Prints Markdown for docs/benchmarks.md.
 #
 # The photos are crops of one large plasma fractal (ImageMagick), so each has photo-like
 # detail and its own bytes; they are made once and kept in .build/bench-photos.
