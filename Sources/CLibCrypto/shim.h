@@ -1,2 +1,4 @@
-// OpenSSL's EVP digest interface: the only part of libcrypto FeedStore uses (SHA-256).
+// OpenSSL's EVP digest interface (SHA-256), and the library's initialisation, which FeedStore
+// calls first so that exit does not tear OpenSSL down under threads still hashing.
+#include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -21,11 +21,6 @@ public struct ThreadStartError: Error, CustomStringConvertible {
 /// Foundation proper brings ICU and its 34 MB of data into the statically linked binary, half
 /// of the container image's budget (docs/containers.md).
 public enum DetachedThread {
-    private final class Body {
-        let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-    }
-
     /// Starts `body` on a new detached thread, named `name` in `top -H`, `perf` and
     /// `/proc/<pid>/task/*/comm` (Linux keeps 15 bytes); unnamed, it keeps its creator's name.
     public static func start(
@@ -38,29 +33,7 @@ public enum DetachedThread {
                     body()
                 }
             } else { body }
-        let context = Unmanaged.passRetained(Body(named))
-        #if canImport(Darwin)
-        var thread: pthread_t?  // a pointer type on Darwin, an integer on Linux
-        #else
-        var thread = pthread_t()
-        #endif
-        let status = pthread_create(
-            &thread, nil,
-            { argument in
-                let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
-                guard let raw else { return nil }
-                Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
-                return nil
-            }, context.toOpaque())
-        guard status == 0 else {
-            context.release()
-            throw ThreadStartError(code: status)
-        }
-        #if canImport(Darwin)
-        if let thread { checkPthread(pthread_detach(thread), "pthread_detach") }
-        #else
-        checkPthread(pthread_detach(thread), "pthread_detach")
-        #endif
+        try JoinableThread(named).detach()
     }
 
     /// Names the calling thread; a failure leaves the old name, which only tools show.

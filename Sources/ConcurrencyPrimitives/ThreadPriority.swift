@@ -76,17 +76,19 @@ public enum ThreadPriority {
     }
 
     /// Runs `work` on a new thread named `name`, at the lowered priority, and waits for its
-    /// result: the caller keeps its own priority for what it does next.
+    /// result and for the thread to end: the caller keeps its own priority for what it does next.
     public static func runLowered<T: Sendable>(
         name: String, _ work: @escaping @Sendable () -> T
     ) throws(ThreadStartError) -> T {
         let result = Handoff<T>()
-        try DetachedThread.start {
+        let thread = try JoinableThread {
             lowerCurrentThread()
             DetachedThread.nameCurrentThread(name)  // after lowering: seen under its name, it is lowered
             result.fill(work())
         }
-        return result.take()
+        let value = result.take()
+        thread.join()
+        return value
     }
 
     /// One value handed from a thread to the one waiting for it.

@@ -205,7 +205,7 @@ extension VipsImageEncoder {
         let lent = prefetch?.lend(work) ?? false
         // A helper that cannot start leaves its share to the others and this thread.
         let wanted = min(threads, candidates.count) - 1 - (lent ? 1 : 0)
-        let helpers = (0..<max(0, wanted)).compactMap { _ in Worker(work) }
+        let helpers = (0..<max(0, wanted)).compactMap { _ in try? JoinableThread(work) }
         work()
         for helper in helpers { helper.join() }
         if lent { prefetch?.waitForLentWork() }
@@ -246,46 +246,5 @@ final class PreparedRenderers: @unchecked Sendable {
 
     func get(_ index: Int) -> Result<any ImageRendering, AssetEncodingError>? {
         lock.withLock { _ in slots[index] }
-    }
-}
-
-/// A joinable POSIX thread (the HTTP worker that runs a publish waits for its helpers).
-final class Worker: @unchecked Sendable {
-    #if canImport(Darwin)
-    private var thread: pthread_t?  // a pointer type on Darwin, an integer on Linux
-    #else
-    private var thread = pthread_t()
-    #endif
-    private let body: @Sendable () -> Void
-
-    /// Whether the thread started (when it did not, the caller's thread does all the work).
-    private var started = false
-
-    /// Starts `body` on a new thread; nil when no thread could be started.
-    init?(_ body: @escaping @Sendable () -> Void) {
-        self.body = body
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(
-            &thread, nil,
-            { argument in
-                let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
-                let worker = Unmanaged<Worker>.fromOpaque(raw!).takeRetainedValue()
-                worker.body()
-                return nil
-            }, context)
-        guard status == 0 else {
-            Unmanaged<Worker>.fromOpaque(context).release()  // the thread never took it
-            return nil
-        }
-        started = true
-    }
-
-    func join() {
-        guard started else { return }
-        #if canImport(Darwin)
-        if let thread { pthread_join(thread, nil) }
-        #else
-        pthread_join(thread, nil)
-        #endif
     }
 }

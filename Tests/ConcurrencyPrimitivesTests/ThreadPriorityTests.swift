@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ConcurrencyPrimitives
@@ -21,6 +22,26 @@ import Testing
         let lowered = "\(min(19, callerNice + 10))"
         #expect(seen == ["0", lowered, "test-lowered", lowered, "test-lowered"], "SCHED_OTHER, +10, named, inherited")
         #expect(currentNice() == callerNice, "the caller keeps its nice value")
+    }
+
+    /// A thread still winding down when the caller goes on would run its thread-local destructors
+    /// (OpenSSL frees a thread's error state in one) after the process may have started to exit.
+    @Test func loweredWorkReturnsOnlyOnceItsThreadHasRunItsThreadLocalDestructors() throws {
+        var key = pthread_key_t()
+        try #require(
+            pthread_key_create(&key) { value in
+                guard let value else { return }
+                Unmanaged<EndFlag>.fromOpaque(value).takeRetainedValue().ended.store(true, ordering: .releasing)
+            } == 0)
+        defer { pthread_key_delete(key) }
+        for round in 0..<50 {
+            let flag = EndFlag()
+            try ThreadPriority.runLowered(name: "test-ends") { [key] in
+                _ = pthread_setspecific(key, Unmanaged.passRetained(flag).toOpaque())
+            }
+            let ended = flag.ended.load(ordering: .acquiring)
+            #expect(ended, "round \(round): the destructor had not run")
+        }
     }
 
     @Test func threadsStartedUnderShortSlicesKeepThemAndTheStarterGetsItsOwnBack() throws {
@@ -48,6 +69,11 @@ import Testing
         }
         #expect(names.withLock { $0 } == ["feed-test", "feed-a-name-lon"])
     }
+}
+
+/// Set by a thread-local destructor when the thread that held it ends.
+final class EndFlag: Sendable {
+    let ended = Atomic<Bool>(false)
 }
 
 /// The calling thread's name, as `top -H` shows it.

@@ -40,10 +40,9 @@ import Testing
         #expect(isClaimed(cache.claim(key)))
         let got = Box()
         let key = self.key
-        let started = Worker {
+        let waiter = try JoinableThread {
             if case .cached(let image) = cache.claim(key) { got.image = image }
         }
-        let waiter = try #require(started)
         // Whether the waiter claims before or after this fill, it ends with the cached image.
         cache.fill(key, with: image)
         waiter.join()

@@ -103,11 +103,10 @@ import Testing
             let encoder = try VipsImageEncoder()
             let prefetcher = ImagePrefetcher(encoder: encoder, maxThreads: 1)
             let big = (0..<6).map { try! TestImages.jpeg(width: 3000, height: 2000 + $0) }
-            let packing = try #require(
-                Worker {
-                    _ = encoder.pack(
-                        big.map { .init(name: "b.jpg", source: .bytes($0)) }, budget: AssetBudget(), threads: 2)
-                })
+            let packing = try JoinableThread {
+                _ = encoder.pack(
+                    big.map { .init(name: "b.jpg", source: .bytes($0)) }, budget: AssetBudget(), threads: 2)
+            }
             waitUntil { encoder.isPacking }
             let batch = prefetcher.batch(budget: AssetBudget())
             batch.add(name: candidates[0].name, source: candidates[0].source)

@@ -68,11 +68,22 @@ public struct SHA256Hasher: ~Copyable {
 final class EVPDigestContext {
     private let context: OpaquePointer
 
+    /// SHA-256 from the default provider, fetched once: `EVP_sha256()` would be fetched again on
+    /// every init, under OpenSSL's method-store lock. OpenSSL is first told not to clean up at
+    /// exit: its `atexit` handler frees the library's state while other threads may still hash,
+    /// and deletes the per-thread keys, so the error state of a thread ending at that moment is
+    /// never freed (LeakSanitizer saw it). What is left at exit stays referenced and is unmapped
+    /// with the process. A fetched method is immutable and shared across threads by design.
+    nonisolated(unsafe) private static let sha256: OpaquePointer? = {
+        _ = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
+        return EVP_MD_fetch(nil, "SHA256", nil)
+    }()
+
     init() {
         // Allocation failure here means the process is out of memory; there is no recovery.
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new returned NULL") }
         self.context = context
-        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+        guard EVP_DigestInit_ex(context, Self.sha256 ?? EVP_sha256(), nil) == 1 else {
             fatalError("EVP_DigestInit_ex(SHA-256) failed")
         }
     }

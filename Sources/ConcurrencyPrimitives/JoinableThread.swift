@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A POSIX thread its starter waits for: when `join` returns, the thread has ended, its
+/// thread-local destructors included (OpenSSL frees a thread's error state in one), so no thread
+/// of a finished task is still winding down when the process exits.
+public final class JoinableThread: @unchecked Sendable {
+    #if canImport(Darwin)
+    private var thread: pthread_t?  // a pointer type on Darwin, an integer on Linux
+    #else
+    private var thread = pthread_t()
+    #endif
+    private let body: @Sendable () -> Void
+
+    /// Starts `body` on a new thread.
+    public init(_ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
+        self.body = body
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let status = pthread_create(
+            &thread, nil,
+            { argument in
+                let raw: UnsafeMutableRawPointer? = argument  // optional on Linux, not on Darwin
+                guard let raw else { return nil }
+                Unmanaged<JoinableThread>.fromOpaque(raw).takeRetainedValue().body()
+                return nil
+            }, context)
+        guard status == 0 else {
+            Unmanaged<JoinableThread>.fromOpaque(context).release()  // the thread never took it
+            throw ThreadStartError(code: status)
+        }
+    }
+
+    /// Lets the thread end without anyone joining it (`DetachedThread`); instead of `join`.
+    func detach() {
+        #if canImport(Darwin)
+        if let thread { checkPthread(pthread_detach(thread), "pthread_detach") }
+        #else
+        checkPthread(pthread_detach(thread), "pthread_detach")
+        #endif
+    }
+
+    /// Waits until the thread has ended. Call it once.
+    public func join() {
+        #if canImport(Darwin)
+        if let thread { checkPthread(pthread_join(thread, nil), "pthread_join") }
+        #else
+        checkPthread(pthread_join(thread, nil), "pthread_join")
+        #endif
+    }
+}
