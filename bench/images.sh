@@ -43,23 +43,24 @@ for _ in $(seq 200); do grep -q "listening on" "$work/server.log" 2>/dev/null &&
 port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$work/server.log")
 form=(-F 'payload={"bench":true};type=application/json')
 for i in $(seq 1 "$COUNT"); do form+=(-F "p$i=@$photos/photo-$i.jpg;filename=p$i.jpg"); done
-# CPU seconds (user + system) of the server, ended threads included, and of libmicrohttpd's
-# threads, which receive the body (they live as long as the server).
-server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$server_pid/stat"; }
+# CPU seconds (user + system) in a /proc stat file: a process's (ended threads included) or a
+# thread's; the server's libmicrohttpd threads receive the body (they live as long as it).
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "$@"; }
 receiving_cpu() {
-  local sum=0
+  local task
   for task in /proc/"$server_pid"/task/*; do
-    [ "$(cat "$task/comm")" = MHD-worker ] || continue
-    sum=$(awk -v s="$sum" -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print s + ($12 + $13) / hz }' "$task/stat")
-  done
-  echo "$sum"
+    if [ "$(cat "$task/comm")" = MHD-worker ]; then cpu_seconds "$task/stat"; fi
+  done | awk '{ s += $1 } END { print s + 0 }'
 }
-cpu_before=$(server_cpu); receiving_before=$(receiving_cpu)
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { print a - b }'; }
+# User + system seconds of a command timed with `/usr/bin/time -f '%U %S'`.
+timed_cpu() { awk '{ print $1 + $2 }' "$1"; }
+cpu_before=$(cpu_seconds "/proc/$server_pid/stat"); receiving_before=$(receiving_cpu)
 ours_wall=$(/usr/bin/time -f '%U %S' -o "$work/curl.time" \
   curl -s -o "$work/response.json" -w '%{time_total}' -X PUT "${form[@]}" "http://127.0.0.1:$port/feeds/bench")
-ours_cpu=$(awk -v a="$(server_cpu)" -v b="$cpu_before" 'BEGIN { print a - b }')
-receiving=$(awk -v a="$(receiving_cpu)" -v b="$receiving_before" 'BEGIN { print a - b }')
-curl_cpu=$(awk '{ print $1 + $2 }' "$work/curl.time")
+ours_cpu=$(minus "$(cpu_seconds "/proc/$server_pid/stat")" "$cpu_before")
+receiving=$(minus "$(receiving_cpu)" "$receiving_before")
+curl_cpu=$(timed_cpu "$work/curl.time")
 ours_peak=$(awk '/VmHWM/{print $2}' "/proc/$server_pid/status")
 ours_server_ms=$(awk '/PUT \/feeds\/bench/{print $5}' "$work/server.log" | tr -d 'ms')
 stored=$(python3 -c "import json;r=json.load(open('$work/response.json'));print(len(r['assets']), len(r['skipped']), r['assetBytes'])")
@@ -75,17 +76,16 @@ floor_pid=$!
 for _ in $(seq 200); do grep -q "listening on port" "$work/floor.out" 2>/dev/null && break; sleep 0.05; done
 floor_port=$(sed -n 's/^listening on port \([0-9]*\)$/\1/p' "$work/floor.out")
 kill -0 "$floor_pid" && [ -n "$floor_port" ] && [ "$floor_port" != 0 ] || { cat "$work/floor.log" >&2; exit 1; }
-floor_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$floor_pid/stat"; }
-floor_before=$(floor_cpu)
+floor_before=$(cpu_seconds "/proc/$floor_pid/stat")
 floor_result=$(/usr/bin/time -f '%U %S' -o "$work/floor-curl.time" \
   curl -sS -o "$work/floor-answer" -w '%{http_code} %{time_total}' -X PUT "${form[@]}" "http://127.0.0.1:$floor_port/upload")
-floor_cpu_used=$(awk -v a="$(floor_cpu)" -v b="$floor_before" 'BEGIN { print a - b }')
+floor_cpu_used=$(minus "$(cpu_seconds "/proc/$floor_pid/stat")" "$floor_before")
 # Every photo decoded, or the floor's time means nothing.
 if [ "${floor_result%% *}" != 200 ] || [ "$(cat "$work/floor-answer")" != "$COUNT parts" ]; then
   echo "the upload floor answered ${floor_result%% *}: $(cat "$work/floor-answer")" >&2; cat "$work/floor.log" >&2; exit 1
 fi
 floor_wall=${floor_result#* }
-floor_curl_cpu=$(awk '{ print $1 + $2 }' "$work/floor-curl.time")
+floor_curl_cpu=$(timed_cpu "$work/floor-curl.time")
 floor_peak=$(awk '/VmHWM/{print $2}' "/proc/$floor_pid/status")
 kill "$floor_pid"; wait "$floor_pid" 2>/dev/null || true
 rm -rf "$work/uf"
