@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,6 +16,9 @@ public final class JoinableThread: @unchecked Sendable {
     private var thread = pthread_t()
     #endif
     private let body: @Sendable () -> Void
+    /// Whether `join` or `detach` was called: either one, once (a second `pthread_join` could
+    /// reach another thread that reused the first one's identity).
+    private let settled = Atomic<Bool>(false)
 
     /// Starts `body` on a new thread.
     public init(_ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
@@ -29,12 +34,14 @@ public final class JoinableThread: @unchecked Sendable {
             }, context)
         guard status == 0 else {
             Unmanaged<JoinableThread>.fromOpaque(context).release()  // the thread never took it
+            settled.store(true, ordering: .relaxed)  // there is no thread to join or detach
             throw ThreadStartError(code: status)
         }
     }
 
     /// Lets the thread end without anyone joining it (`DetachedThread`); instead of `join`.
     func detach() {
+        settle("detach")
         #if canImport(Darwin)
         if let thread { checkPthread(pthread_detach(thread), "pthread_detach") }
         #else
@@ -44,10 +51,21 @@ public final class JoinableThread: @unchecked Sendable {
 
     /// Waits until the thread has ended. Call it once.
     public func join() {
+        settle("join")
         #if canImport(Darwin)
         if let thread { checkPthread(pthread_join(thread, nil), "pthread_join") }
         #else
         checkPthread(pthread_join(thread, nil), "pthread_join")
         #endif
+    }
+
+    /// A thread nobody joined or detached would keep its stack as a zombie: it is detached.
+    deinit {
+        if !settled.load(ordering: .acquiring) { detach() }
+    }
+
+    private func settle(_ call: StaticString) {
+        let (exchanged, _) = settled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+        precondition(exchanged, "JoinableThread: \(call) after the thread was joined or detached")
     }
 }

@@ -80,10 +80,13 @@ import Testing
     @Test func aCancelledBatchEncodesNoMoreThanTheImageItHadBegun() throws {
         try withUploads { _, candidates in
             let (encoder, prefetcher, batch) = try queued(candidates, maxThreads: 1)
+            // A preempted test thread may cancel after the first image or two: what counts is
+            // that nothing begins after the cancel.
+            let begun = encoder.encodes
             batch.cancel()
             waitUntil { prefetcher.freeThreadCount == 1 }
             #expect(prefetcher.freeThreadCount == 1)
-            #expect(encoder.encodes <= 1, "\(encoder.encodes) encoded after the cancel")
+            #expect(encoder.encodes <= begun + 1, "\(encoder.encodes) encoded, \(begun) before the cancel")
             batch.add(name: candidates[0].name, source: candidates[0].source)
             #expect(prefetcher.freeThreadCount == 1, "a cancelled batch starts nothing")
         }

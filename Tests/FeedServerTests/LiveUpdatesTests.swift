@@ -132,7 +132,7 @@ import Testing
         let scratch = ScratchDirectory()
         let (write, read) = ("wr-env-5Tq9", "rd-env-8Kp3")
         let child = try ChildServer(
-            arguments: ["--port", "0", "--root", scratch.path, "--on-publish", "env"],
+            arguments: ["--port", "0", "--root", scratch.path, "--on-publish", "env; echo hook-done"],
             environment: [
                 "FEED_SERVER_TOKEN": write, "FEED_SERVER_READ_TOKEN": read, "FEED_SERVER_ACCESS_LOG": "off",
                 "HOOK_TEST_OWN": "kept",
@@ -141,8 +141,8 @@ import Testing
         let published = try client.put("/feeds/g", json: "[1]", headers: [("Authorization", "Bearer " + write)])
         let id = try #require(published.json["generationId"] as? String)
         let prefix = "on-publish g/\(id): "
-        try waitUntil { child.output.contains(prefix + "FEED_DIR=") }
-        usleep(100_000)  // env prints in no fixed order: let it finish
+        // The hook's lines are relayed in order: after the last, every variable is there.
+        try waitUntil { child.output.contains(prefix + "hook-done") }
         let variables = child.output.split(separator: "\n").filter { $0.hasPrefix(prefix) }
             .map { String($0.dropFirst(prefix.count)) }
         let names = Set(variables.compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) })

@@ -46,10 +46,11 @@ import Testing
             guard
                 (try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8))?.hasPrefix("libvips") == true
             else { continue }
+            // A surplus pool worker may end between the two reads: only one still there counts.
+            guard let stat = try? String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8) else { continue }
             workers += 1
             // stat's fields after the name's closing parenthesis start at field 3; nice is field 19,
             // the policy field 41.
-            let stat = try String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8)
             let fields = try #require(stat.range(of: ")", options: .backwards)).upperBound
             let values = stat[fields...].split(separator: " ")
             #expect(

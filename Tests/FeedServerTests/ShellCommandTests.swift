@@ -35,11 +35,16 @@ import Testing
         #expect(result.seconds < 5)
         let child = try #require(
             Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
-        usleep(100_000)
-        // Gone, or a zombie waiting for whoever adopted it to reap it: either way not running.
-        let state = (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?
-            .split(separator: ")").last?.split(separator: " ").first
-        #expect(state == nil || state == "Z", "the background child went with the group (state \(state ?? "-"))")
+        // Gone, or a zombie waiting for whoever adopted it to reap it: either way not running. A
+        // killed task may not have been scheduled to die yet; a `sleep 100` spared stays asleep.
+        func state() -> Substring? {
+            (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?
+                .split(separator: ")").last?.split(separator: " ").first
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while let running = state(), running != "Z", Date() < deadline { usleep(10_000) }
+        let last = state()
+        #expect(last == nil || last == "Z", "the background child went with the group (state \(last ?? "-"))")
     }
 
     @Test func theRunEndsWhenTheShellExitsEvenIfABackgroundChildHoldsTheOutput() throws {

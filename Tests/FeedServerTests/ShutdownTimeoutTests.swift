@@ -15,7 +15,7 @@ import Testing
                 Array(
                     "PUT /feeds/h HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n["
                         .utf8))
-            usleep(200_000)
+            try waitUntil { server.daemon.requestsInFlight == 1 }
             let started = Date()
             server.shutdown(timeoutSeconds: 5)
             let elapsed = Date().timeIntervalSince(started)

@@ -95,7 +95,7 @@ import Glibc
                 Array(
                     "PUT /feeds/g HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 150000\r\n\r\n["
                         .utf8))
-            usleep(200_000)
+            try waitUntil { server.daemon.inflightBytes >= 150_000 }
             let refused = try HTTPTestConnection(port: server.port).request(
                 "PUT", "/feeds/h", headers: [("Content-Type", "application/json")],
                 body: Array(("[" + String(repeating: "1,", count: 40_000) + "1]").utf8))

@@ -80,10 +80,11 @@ final class EVPDigestContext {
     }()
 
     init() {
+        let method = Self.sha256 ?? EVP_sha256()  // first: OpenSSL initialised before any other call
         // Allocation failure here means the process is out of memory; there is no recovery.
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new returned NULL") }
         self.context = context
-        guard EVP_DigestInit_ex(context, Self.sha256 ?? EVP_sha256(), nil) == 1 else {
+        guard EVP_DigestInit_ex(context, method, nil) == 1 else {
             fatalError("EVP_DigestInit_ex(SHA-256) failed")
         }
     }
