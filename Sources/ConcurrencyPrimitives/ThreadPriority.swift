@@ -80,36 +80,20 @@ public enum ThreadPriority {
     public static func runLowered<T: Sendable>(
         name: String, _ work: @escaping @Sendable () -> T
     ) throws(ThreadStartError) -> T {
-        let result = Handoff<T>()
+        let result = ResultSlot<T>()
         let thread = try JoinableThread {
             lowerCurrentThread()
             DetachedThread.nameCurrentThread(name)  // after lowering: seen under its name, it is lowered
-            result.fill(work())
+            result.value = work()
         }
-        let value = result.take()
         thread.join()
+        guard let value = result.value else { preconditionFailure("the lowered thread ended without a result") }
         return value
     }
 
-    /// One value handed from a thread to the one waiting for it.
-    private final class Handoff<T: Sendable>: @unchecked Sendable {
-        private let condition = ConditionLock()
-        private var value: T?  // guarded by `condition`
-
-        func fill(_ filled: T) {
-            condition.withLock {
-                value = filled
-                condition.broadcast()
-            }
-        }
-
-        func take() -> T {
-            condition.withLock {
-                while true {
-                    if let value { return value }
-                    condition.wait()
-                }
-            }
-        }
+    /// The value a thread leaves for the one that joins it (`pthread_join` orders the write
+    /// before the read, so no lock is needed).
+    private final class ResultSlot<T: Sendable>: @unchecked Sendable {
+        var value: T?
     }
 }

@@ -41,8 +41,7 @@ import Testing
             (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?
                 .split(separator: ")").last?.split(separator: " ").first
         }
-        let deadline = Date().addingTimeInterval(5)
-        while let running = state(), running != "Z", Date() < deadline { usleep(10_000) }
+        try? waitUntil(seconds: 5) { state() == nil || state() == "Z" }
         let last = state()
         #expect(last == nil || last == "Z", "the background child went with the group (state \(last ?? "-"))")
     }
