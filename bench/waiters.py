@@ -2,13 +2,18 @@
 """1,000 concurrent long-poll waiters: server RSS while they are parked, and the time from a
 publish to its own answer and to each waiter's response (p50, p99), for feed-server and for the libmicrohttpd floor
 (bench/waiters-floor.c: parks and wakes the same requests with no disk and no parsing), in one run.
+The requests and the timing are bench/waiters-client.c's.
 Prints Markdown.
-Usage: waiters.py FEED_SERVER_BINARY FLOOR_BINARY [WAITERS] [ROUNDS]"""
-import http.client, os, re, selectors, socket, statistics, subprocess, sys, tempfile, time
+The kernel's share (bench/waiters-kernel.c: the same number of answers written to accepted
+loopback sockets from one thread and from one per core, nothing else) is timed in each round.
+Usage: waiters.py FEED_SERVER_BINARY FLOOR_BINARY CLIENT_BINARY KERNEL_BINARY [WAITERS] [ROUNDS]"""
+import http.client, os, re, socket, statistics, subprocess, sys, tempfile, time
 
-binary, floor_binary = sys.argv[1], sys.argv[2]
-count = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
-rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+binary, floor_binary, client_binary, kernel_binary = sys.argv[1:5]
+count = int(sys.argv[5]) if len(sys.argv) > 5 else 1000
+rounds = int(sys.argv[6]) if len(sys.argv) > 6 else 3
+# About the size of feed-server's woken answer (490 bytes for this feed).
+ANSWER_BYTES = 512
 
 
 def rss_kib(pid):
@@ -55,14 +60,10 @@ def measure(server, port):
     response, _ = request(port, "PUT", "/feeds/bench", b'{"v":1}', {"Content-Type": "application/json"})
     etag = request(port, "GET", "/feeds/bench")[0].getheader("ETag")
     idle_rss, idle_threads = rss_kib(server.pid), threads(server.pid)
-    selector = selectors.DefaultSelector()
-    sockets = []
-    for _ in range(count):
-        s = socket.create_connection(("127.0.0.1", port))
-        s.sendall(f"GET /feeds/bench?wait=60 HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n".encode())
-        s.setblocking(False)
-        selector.register(s, selectors.EVENT_READ)
-        sockets.append(s)
+    client = subprocess.Popen([client_binary, str(port), str(count), etag, "/feeds/bench", '{"v":2}'],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if client.stdout.readline().strip() != "parked-sent":
+        sys.exit("the client could not send its requests")
     deadline = time.time() + 30
     while time.time() < deadline:
         _, metrics = request(port, "GET", "/metrics")
@@ -70,31 +71,18 @@ def measure(server, port):
             break
         time.sleep(0.05)
     parked_rss, parked_threads = rss_kib(server.pid), threads(server.pid)
-    # The publish's own answer is read beside the waiters', so neither waits for the other.
-    publisher = socket.create_connection(("127.0.0.1", port))
-    published = time.perf_counter()
-    publisher.sendall(b"PUT /feeds/bench HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      b"Content-Length: 7\r\n\r\n{\"v\":2}")
-    publisher.setblocking(False)
-    selector.register(publisher, selectors.EVENT_READ)
-    latencies, statuses, buffers, publish_answered = [], {}, {}, float("nan")
-    while (len(latencies) < count or publish_answered != publish_answered) and time.perf_counter() - published < 30:
-        for key, _ in selector.select(timeout=1):
-            data = key.fileobj.recv(65536)
-            buffers[key.fileobj] = buffers.get(key.fileobj, b"") + data
-            if b"\r\n\r\n" in buffers[key.fileobj]:
-                selector.unregister(key.fileobj)
-                if key.fileobj is publisher:
-                    publish_answered = time.perf_counter() - published
-                    status = int(buffers[publisher].split(b" ")[1])
-                    if status not in (200, 201):
-                        sys.exit(f"the publish was answered {status}")
-                    continue
-                latencies.append(time.perf_counter() - published)
-                status = int(buffers[key.fileobj].split(b" ")[1])
-                statuses[status] = statuses.get(status, 0) + 1
-    for s in sockets + [publisher]:
-        s.close()
+    # bench/waiters-client.c sends the publish and times every answer from its sending.
+    output, _ = client.communicate("go\n", timeout=60)
+    latencies, statuses, publish_answered = [], {}, float("nan")
+    for line in output.splitlines():
+        fields = line.split()
+        if fields[0] == "publish":
+            if int(fields[2]) not in (200, 201):
+                sys.exit(f"the publish was answered {fields[2]}")
+            publish_answered = float(fields[1]) / 1000
+        elif fields[0] == "waiter":
+            latencies.append(float(fields[1]) / 1000)
+            statuses[int(fields[2])] = statuses.get(int(fields[2]), 0) + 1
     return statuses, idle_rss, parked_rss, idle_threads, parked_threads, latencies, publish_answered
 
 
@@ -105,6 +93,7 @@ def pct(ordered, p):
 print("| round | server | waiters | answered | statuses | server RSS idle → parked | threads idle → parked | publish answered | publish → response p50 | p99 | max |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 p99s = {"feed-server": [], "floor": []}
+kernel_p99s = {1: [], os.cpu_count(): []}
 for round_number in range(1, rounds + 1):
     for name, start in (("feed-server", start_ours), ("floor", start_floor)):
         server, port = start()
@@ -117,6 +106,15 @@ for round_number in range(1, rounds + 1):
         p99s[name].append(pct(ordered, 99))
         print(f"| {round_number} | {name} | {count} | {len(latencies)} | {statuses} | {idle_rss/1024:.1f} → {parked_rss/1024:.1f} MiB "
               f"| {idle_threads} → {parked_threads} | {publish_answered * 1000:.1f} ms | {pct(ordered, 50):.1f} ms | {pct(ordered, 99):.1f} ms | {ordered[-1]*1000:.1f} ms |")
+    for writers in kernel_p99s:
+        line = subprocess.run([kernel_binary, str(count), str(writers), str(ANSWER_BYTES)],
+                              capture_output=True, text=True, check=True).stdout
+        p50, p99, most = (float(value) for value in re.findall(r"([\d.]+) ms", line))
+        kernel_p99s[writers].append(p99)
+        print(f"| {round_number} | kernel, {writers} writer thread{'s' if writers > 1 else ''} | {count} | {count} | – | – | – | – "
+              f"| {p50:.1f} ms | {p99:.1f} ms | {most:.1f} ms |")
 ours, floor = statistics.median(p99s["feed-server"]), statistics.median(p99s["floor"])
 print()
 print(f"p99 median of {rounds} rounds: feed-server {ours:.1f} ms, floor {floor:.1f} ms, ratio {ours / floor:.2f}×")
+print("kernel floor p99 median: " + ", ".join(
+    f"{writers} writer thread{'s' if writers > 1 else ''} {statistics.median(values):.1f} ms" for writers, values in kernel_p99s.items()))
