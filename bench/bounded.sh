@@ -3,7 +3,8 @@
 #   bash bench/bounded.sh [concurrent unauthorised reads healthz trickle]
 # The 48-photo RSS and wall-time comparison with vipsthumbnail is bench/images.sh.
 # HEADER_TIMEOUT (default 5) is the --header-timeout of the trickle run; UNAUTHORISED_MB
-# (default 100) the body size of the unauthorised PUTs.
+# (default 100) the body size of the unauthorised PUTs. NGINX_SESSION=own runs the `reads`
+# scenario's nginx daemonised, in a session (and scheduler autogroup) of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
