@@ -304,6 +304,24 @@ def probes(port, stop, count, limit, path):
     return join
 
 
+def autogroups(servers):
+    """Each server's scheduler autogroup: with sched_autogroup_enabled=1, a process in a group of
+    its own gets an equal share of the CPU against every other group, the load's included."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            enabled = f.read().strip()
+    except OSError:
+        return "none (no sched_autogroup_enabled)"
+    groups = []
+    for name, pid in servers:
+        try:
+            with open(f"/proc/{pid}/autogroup") as f:
+                groups.append(f"{name} {f.read().split()[0]}")
+        except (OSError, TypeError, IndexError):
+            groups.append(f"{name} unknown")
+    return f"sched_autogroup_enabled={enabled}; this script {open('/proc/self/autogroup').read().split()[0]}; " + ", ".join(groups)
+
+
 class Nginx:
     """nginx serving one file at /feeds/read, keep-alive, access log off: the reference server
     for `reads`, probed at the same moments as feed-server, so what the load does to any
@@ -340,13 +358,32 @@ http {{ access_log off; sendfile on; keepalive_requests 1000000; default_type ap
             except OSError:
                 pass
             time.sleep(0.05)
+        self.close()
         raise RuntimeError("nginx did not start")
 
-    def close(self):
-        with open(os.path.join(self.root, "nginx.pid")) as f:
-            os.kill(int(f.read().strip()), 15)
+    def pid(self):
+        """The master's pid (a daemon's from its pid file), or None."""
         if self.process:
-            self.process.wait(10)
+            return self.process.pid
+        try:
+            with open(os.path.join(self.root, "nginx.pid")) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+
+    def close(self):
+        pid = self.pid()
+        if pid:
+            try:
+                os.kill(pid, 15)
+            except ProcessLookupError:
+                pass
+        if self.process:
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
         time.sleep(0.3)
         subprocess.run(["rm", "-rf", self.root])
 
@@ -433,6 +470,7 @@ def reads():
               f"nginx in the same run: p99 {pct(busy_nginx, 99) / pct(idle_nginx, 99):.2f}× its idle p99, "
               f"worst {max(busy_nginx):.2f} ms; the floor: p99 {pct(busy_floor, 99) / pct(idle_floor, 99):.2f}× its idle p99, "
               f"worst {max(busy_floor):.2f} ms.")
+        print(f"Scheduler autogroups: {autogroups((('feed-server', server.process.pid), ('nginx', nginx.pid()), ('floor', floor.process.pid)))}.")
         # Where the tail is: reads that started while the body was being received, and those that
         # started while the images were prepared (upload done, answer not yet sent).
         started, sent, answered = outcome["started"], outcome.get("sent", outcome["started"]), outcome["answered"]
@@ -448,11 +486,15 @@ def reads():
                     print(f"| {name} | {phase} | {len(values)} | {pct(values, 50):.2f} | {pct(values, 99):.2f} | "
                           f"{pct(values, 99) / pct(quiet, 99):.2f} | {max(values):.2f} |")
     finally:
-        if nginx:
-            nginx.close()
-        if floor:
-            floor.close()
-        server.close()
+        try:
+            if nginx:
+                nginx.close()
+        finally:
+            try:
+                if floor:
+                    floor.close()
+            finally:
+                server.close()
 
 
 def big_feed(seed, size=3_000_000):

@@ -8,8 +8,9 @@
 // Protocol on stdin/stdout: the client connects and sends the COUNT GETs (`If-None-Match: ETAG`),
 // prints `parked-sent`, and waits for a line on stdin (the caller has seen the server park them);
 // then it sends `PUT PATH` with BODY and prints `publish MS STATUS`, then `waiter MS STATUS` for
-// each answered GET, then `done`. An answer counts when its head (through the blank
-// line) has arrived. Gives up 30 s after the publish.
+// each answered GET (`waiter - -1` for one whose connection failed or closed first, or that never
+// came), then `done`. An answer counts when its head (through the blank line) has arrived. Gives
+// up 30 s after the publish.
 //
 // Build: cc -O2 -o waiters-client bench/waiters-client.c
 // Run:   waiters-client PORT COUNT ETAG PATH BODY
@@ -141,6 +142,7 @@ int main(int argc, char **argv) {
     printf("publish %.3f %d\n", publisher->at_ms > 0 ? publisher->at_ms - published : -1.0, publisher->status);
     for (int i = 0; i < count; i++) {
         if (answers[i].at_ms > 0) printf("waiter %.3f %d\n", answers[i].at_ms - published, answers[i].status);
+        else printf("waiter - -1\n");
     }
     printf("done\n");
     return 0;

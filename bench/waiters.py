@@ -7,7 +7,7 @@ Prints Markdown.
 The kernel's share (bench/waiters-kernel.c: the same number of answers written to accepted
 loopback sockets from one thread and from one per core, nothing else) is timed in each round.
 Usage: waiters.py FEED_SERVER_BINARY FLOOR_BINARY CLIENT_BINARY KERNEL_BINARY [WAITERS] [ROUNDS]"""
-import http.client, os, re, socket, statistics, subprocess, sys, tempfile, time
+import atexit, http.client, os, re, shutil, socket, statistics, subprocess, sys, tempfile, time
 
 binary, floor_binary, client_binary, kernel_binary = sys.argv[1:5]
 count = int(sys.argv[5]) if len(sys.argv) > 5 else 1000
@@ -33,8 +33,13 @@ def request(port, method, path, body=None, headers=None):
     return response, data
 
 
+# Every server root of the run, removed at exit.
+scratch = tempfile.mkdtemp(prefix="waiters-bench-")
+atexit.register(shutil.rmtree, scratch, True)
+
+
 def start_ours():
-    root = tempfile.mkdtemp(prefix="waiters-bench-")
+    root = tempfile.mkdtemp(dir=scratch)
     server = subprocess.Popen([binary, "--port", "0", "--root", root, "--access-log", "off",
                                "--max-connections", str(count + 100), "--max-waiters", str(count + 10)],
                               stderr=subprocess.PIPE, text=True)
@@ -56,7 +61,8 @@ def start_floor():
 
 
 def measure(server, port):
-    """(statuses, idle RSS KiB, parked RSS KiB, idle threads, parked threads, latencies in s)."""
+    """(statuses, idle RSS KiB, parked RSS KiB, idle threads, parked threads, latencies in s, the
+    publish's own answer in s). Exits when a request is not parked, answered or timed."""
     response, _ = request(port, "PUT", "/feeds/bench", b'{"v":1}', {"Content-Type": "application/json"})
     etag = request(port, "GET", "/feeds/bench")[0].getheader("ETag")
     idle_rss, idle_threads = rss_kib(server.pid), threads(server.pid)
@@ -65,24 +71,32 @@ def measure(server, port):
     if client.stdout.readline().strip() != "parked-sent":
         sys.exit("the client could not send its requests")
     deadline = time.time() + 30
-    while time.time() < deadline:
-        _, metrics = request(port, "GET", "/metrics")
-        if f"feedserver_open_waiters {count}" in metrics.decode():
-            break
+    while f"feedserver_open_waiters {count}" not in request(port, "GET", "/metrics")[1].decode():
+        if time.time() > deadline:
+            client.kill()
+            sys.exit(f"the {count} requests were not all parked in 30 s")
         time.sleep(0.05)
     parked_rss, parked_threads = rss_kib(server.pid), threads(server.pid)
     # bench/waiters-client.c sends the publish and times every answer from its sending.
-    output, _ = client.communicate("go\n", timeout=60)
+    try:
+        output, _ = client.communicate("go\n", timeout=60)
+    except subprocess.TimeoutExpired:
+        client.kill()
+        sys.exit("the client did not finish in 60 s")
+    lines = output.splitlines()
+    if client.returncode != 0 or not lines or lines[-1] != "done":
+        sys.exit(f"the client failed (exit {client.returncode})")
     latencies, statuses, publish_answered = [], {}, float("nan")
-    for line in output.splitlines():
-        fields = line.split()
+    for fields in (line.split() for line in lines[:-1]):
         if fields[0] == "publish":
             if int(fields[2]) not in (200, 201):
                 sys.exit(f"the publish was answered {fields[2]}")
             publish_answered = float(fields[1]) / 1000
-        elif fields[0] == "waiter":
+        elif fields[0] == "waiter" and fields[1] != "-":
             latencies.append(float(fields[1]) / 1000)
             statuses[int(fields[2])] = statuses.get(int(fields[2]), 0) + 1
+    if len(latencies) < count:
+        sys.exit(f"{count - len(latencies)} of {count} waiters were never answered")
     return statuses, idle_rss, parked_rss, idle_threads, parked_threads, latencies, publish_answered
 
 
@@ -107,14 +121,17 @@ for round_number in range(1, rounds + 1):
         print(f"| {round_number} | {name} | {count} | {len(latencies)} | {statuses} | {idle_rss/1024:.1f} → {parked_rss/1024:.1f} MiB "
               f"| {idle_threads} → {parked_threads} | {publish_answered * 1000:.1f} ms | {pct(ordered, 50):.1f} ms | {pct(ordered, 99):.1f} ms | {ordered[-1]*1000:.1f} ms |")
     for writers in kernel_p99s:
+        # Exits non-zero (and the run with it) unless every answer arrived whole.
         line = subprocess.run([kernel_binary, str(count), str(writers), str(ANSWER_BYTES)],
                               capture_output=True, text=True, check=True).stdout
+        answered = int(re.search(r"answered (\d+)", line).group(1))
         p50, p99, most = (float(value) for value in re.findall(r"([\d.]+) ms", line))
         kernel_p99s[writers].append(p99)
-        print(f"| {round_number} | kernel, {writers} writer thread{'s' if writers > 1 else ''} | {count} | {count} | – | – | – | – "
+        print(f"| {round_number} | kernel, {writers} writer thread{'s' if writers > 1 else ''} | {count} | {answered} | – | – | – | – "
               f"| {p50:.1f} ms | {p99:.1f} ms | {most:.1f} ms |")
 ours, floor = statistics.median(p99s["feed-server"]), statistics.median(p99s["floor"])
 print()
 print(f"p99 median of {rounds} rounds: feed-server {ours:.1f} ms, floor {floor:.1f} ms, ratio {ours / floor:.2f}×")
 print("kernel floor p99 median: " + ", ".join(
-    f"{writers} writer thread{'s' if writers > 1 else ''} {statistics.median(values):.1f} ms" for writers, values in kernel_p99s.items()))
+    f"{writers} writer thread{'s' if writers > 1 else ''} {statistics.median(values):.1f} ms" for writers, values in kernel_p99s.items())
+      + f"; feed-server / kernel with {max(kernel_p99s)} writer threads: {ours / statistics.median(kernel_p99s[max(kernel_p99s)]):.2f}×")
