@@ -344,8 +344,8 @@ http {{ access_log off; sendfile on; keepalive_requests 1000000; default_type ap
 """)
         # In the foreground, in this script's session, as feed-server and the floor are: a daemon
         # calls setsid, and with the kernel's autogroups (sched_autogroup_enabled) a new session
-        # is a scheduling group of its own, given half the CPU against everything in this one,
-        # the load included. NGINX_SESSION=own keeps that, to see what it is worth.
+        # is a scheduling group of its own, given a share equal to everything in this one, the
+        # load included. NGINX_SESSION=own keeps that, to see what it is worth.
         self.process = None
         if os.environ.get("NGINX_SESSION") == "own":
             subprocess.run(["nginx", "-c", conf], check=True)
