@@ -19,9 +19,8 @@ import Testing
         try withTestServer { server, client in
             let tag = try #require(try client.put("/feeds/g", json: "[1]").header("ETag"))
             let before = try requestsCounted(client)  // the metrics read itself is counted after
-            // Completed only after their answers were sent: until then the publish and the metrics
-            // read would count among the requests in flight awaited below.
-            try waitUntil { server.daemon.requestsInFlight == 0 }
+            // The publish and the metrics read are not among the requests in flight awaited below.
+            try server.waitUntilNothingInFlight()
             let waiters = 20
             do {
                 var connections: [HTTPTestConnection] = []

@@ -41,9 +41,10 @@ import Testing
             (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?
                 .split(separator: ")").last?.split(separator: " ").first
         }
-        try? waitUntil(seconds: 5) { state() == nil || state() == "Z" }
+        func ended(_ state: Substring?) -> Bool { state == nil || state == "Z" }
+        try? waitUntil(seconds: 5) { ended(state()) }
         let last = state()
-        #expect(last == nil || last == "Z", "the background child went with the group (state \(last ?? "-"))")
+        #expect(ended(last), "the background child went with the group (state \(last ?? "-"))")
     }
 
     @Test func theRunEndsWhenTheShellExitsEvenIfABackgroundChildHoldsTheOutput() throws {

@@ -9,9 +9,8 @@ import Testing
     @Test func aShutdownWithARequestThatNeverEndsKeepsToItsTimeout() throws {
         try withTestServer { server, client in
             #expect(try client.put("/feeds/g", json: "[1]").status == 201)
-            // The publish's completion can come after its answer reached the client: until it
-            // has, a request in flight could be the publish rather than the stalled one below.
-            try waitUntil { server.daemon.requestsInFlight == 0 }
+            // Until the publish has completed, the one request in flight could be it.
+            try server.waitUntilNothingInFlight()
             // A body that never arrives whole: the request stays in flight until it is cut.
             let stalled = try HTTPTestConnection(port: server.port)
             try stalled.sendRaw(

@@ -36,6 +36,15 @@ func withTestServer<T>(
     return try body(server, HTTPTestClient(port: server.port))
 }
 
+extension Server {
+    /// Waits until no request is in flight. libmicrohttpd completes a request only after its answer
+    /// is sent, so one a client has its answer to may still count for a moment; a test that then
+    /// waits for a number of requests in flight would count it.
+    func waitUntilNothingInFlight() throws {
+        try waitUntil { daemon.requestsInFlight == 0 }
+    }
+}
+
 /// The `feed-server` executable built next to the test bundle.
 enum Executable {
     static var path: String {
