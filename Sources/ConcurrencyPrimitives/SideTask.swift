@@ -77,7 +77,7 @@ public final class SideTask<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The value: taken when done, computed here when nobody started, else waited for (the
-    /// work is running on another thread and ends by itself).
+    /// work is running on another thread and ends by itself). Any number of threads may join.
     public func join() -> Value {
         let (action, work) = lock.withLock { () -> (SideTaskState<Value>.JoinAction, (@Sendable () -> Value)?) in
             let action = state.join()
@@ -90,6 +90,8 @@ public final class SideTask<Value: Sendable>: @unchecked Sendable {
             guard let work else { preconditionFailure("a claimed task's work is taken once") }
             let value = work()
             lock.withLock { state.finish(value) }
+            // Another joiner may be waiting for the work this one ran.
+            lock.broadcast()
             return value
         case .wait:
             return lock.withLock {

@@ -94,33 +94,64 @@ import Testing
         #expect(pthread_equal(thread, pthread_self()) == 0, "the pool ran it, not the owner")
     }
 
+    /// Work that signals once it runs, then holds until its gate opens, and returns `value`.
+    private final class GatedWork: Sendable {
+        let started = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let task: SideTask<Int>
+
+        init(value: Int) {
+            let (started, gate) = (started, gate)
+            task = SideTask {
+                started.signal()
+                gate.wait()
+                return value
+            }
+        }
+
+        /// Joins on a new thread while the work runs elsewhere, and checks that the joiner waits
+        /// until the gate opens, then is woken with the value.
+        func expectAJoinerWaitsThenIsWoken(_ name: String) throws {
+            #expect(started.wait(timeout: .now() + 10) == .success)
+            let joined = DispatchSemaphore(value: 0)
+            let value = Atomic<Int>(0)
+            let task = task
+            try DetachedThread.start(name: name) {
+                value.store(task.join(), ordering: .sequentiallyConsistent)
+                joined.signal()
+            }
+            // Time for the joiner to find the work claimed and wait (were it not yet waiting, it
+            // would take the value without a wake, and the test would pass without testing the wake).
+            usleep(100_000)
+            #expect(joined.wait(timeout: .now()) == .timedOut, "\(name) waits while the work runs")
+            gate.signal()
+            #expect(joined.wait(timeout: .now() + 10) == .success, "\(name) was not woken")
+            #expect(value.load(ordering: .sequentiallyConsistent) != 0)
+        }
+    }
+
     /// An owner that joins while a pool thread runs the work waits, and the pool thread's finish
     /// wakes it with the value.
     @Test func anOwnerWaitingForAPoolThreadIsWokenWithTheValue() throws {
         let pool = try WorkPool(threads: 1, queueLimit: 4)
         defer { pool.stop() }
-        let started = DispatchSemaphore(value: 0)
-        let gate = DispatchSemaphore(value: 0)
-        let task = SideTask { () -> Int in
-            started.signal()
-            gate.wait()
-            return 3
+        let work = GatedWork(value: 3)
+        work.task.offer(to: pool)
+        try work.expectAJoinerWaitsThenIsWoken("test-owner")
+        #expect(work.task.join() == 3)
+    }
+
+    /// Two threads join: the one that finds the work unclaimed runs it, and its finish wakes the
+    /// other (a publish's lint reads the store for itself while the writer waits for those reads).
+    @Test func aJoinerThatRunsTheWorkWakesAnotherJoiner() throws {
+        let work = GatedWork(value: 4)
+        let first = DispatchSemaphore(value: 0)
+        try DetachedThread.start(name: "test-runner") { [task = work.task] in
+            #expect(task.join() == 4)
+            first.signal()
         }
-        task.offer(to: pool)
-        #expect(started.wait(timeout: .now() + 10) == .success)
-        let joined = DispatchSemaphore(value: 0)
-        let value = Atomic<Int>(0)
-        try DetachedThread.start(name: "test-owner") {
-            value.store(task.join(), ordering: .sequentiallyConsistent)
-            joined.signal()
-        }
-        // Time for the owner to find the work claimed and wait (were it not yet waiting, it would
-        // take the value without a wake, and the test would pass without testing the wake).
-        usleep(100_000)
-        #expect(joined.wait(timeout: .now()) == .timedOut, "the owner waits while the work runs")
-        gate.signal()
-        #expect(joined.wait(timeout: .now() + 10) == .success, "the owner was not woken")
-        #expect(value.load(ordering: .sequentiallyConsistent) == 3)
+        try work.expectAJoinerWaitsThenIsWoken("test-waiter")
+        #expect(first.wait(timeout: .now() + 10) == .success)
     }
 
     @Test func theOwnerRunsTheWorkWhenThePoolIsBusyAndThePoolSkipsItLater() throws {

@@ -44,6 +44,25 @@ import Testing
     }
 }
 
+/// The trace reader itself: a call split by another thread's counts once, whole.
+@Suite struct SyscallLogTests {
+    @Test func aCallInterruptedByAnotherThreadIsJoinedAgain() {
+        let log = """
+            7 openat(AT_FDCWD, "/d/a.tmp", O_RDONLY) = 12
+            7 fsync(12 <unfinished ...>
+            8 openat(AT_FDCWD, "/d/profile.json", O_RDONLY) = -1 ENOENT (No such file or directory)
+            7 <... fsync resumed>) = 0
+            7 rename("/d/a.tmp", "/d/a") = 0
+            """
+        #expect(
+            SyscallLog.wholeCalls(log) == [
+                #"7 openat(AT_FDCWD, "/d/a.tmp", O_RDONLY) = 12"#,
+                #"8 openat(AT_FDCWD, "/d/profile.json", O_RDONLY) = -1 ENOENT (No such file or directory)"#,
+                "7 fsync(12) = 0", #"7 rename("/d/a.tmp", "/d/a") = 0"#,
+            ])
+    }
+}
+
 /// A widget profile is written as the pointer is: flushed, renamed, its folder flushed.
 @Suite struct ProfileFlushTraceTests {
     @Test(.enabled(if: TracedServer.isAvailable, "needs strace"))
@@ -191,8 +210,7 @@ struct SyscallLog {
     init(contentsOf path: String) throws {
         var open: [String: String] = [:]  // "pid:fd" → path
         var lines: [String] = []
-        for raw in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
-            let text = String(raw)
+        for text in Self.wholeCalls(try String(contentsOfFile: path, encoding: .utf8)) {
             let pid = String(text.prefix { $0 != " " })
             if let match = text.firstMatch(of: /openat\(AT_FDCWD, "([^"]+)", [^)]*\)\s*= (\d+)/) {
                 open["\(pid):\(match.2)"] = String(match.1)
@@ -203,6 +221,26 @@ struct SyscallLog {
             }
         }
         self.lines = lines
+    }
+
+    /// strace's lines with every call whole: a call another thread's interrupted is printed in two
+    /// parts (`fsync(12 <unfinished ...>`, later `<... fsync resumed>) = 0`), joined again here.
+    static func wholeCalls(_ log: String) -> [String] {
+        var unfinished: [String: String] = [:]  // pid → the call's first part
+        var calls: [String] = []
+        for raw in log.split(separator: "\n") {
+            let text = String(raw)
+            let pid = String(text.prefix { $0 != " " })
+            if text.hasSuffix(" <unfinished ...>") {
+                unfinished[pid] = String(text.dropLast(" <unfinished ...>".count))
+            } else if let resumed = text.firstMatch(of: /<\.\.\. \w+ resumed>/), let start = unfinished[pid] {
+                calls.append(start + text[resumed.range.upperBound...])
+                unfinished[pid] = nil
+            } else {
+                calls.append(text)
+            }
+        }
+        return calls
     }
 
     func firstIndex(of line: String, after position: Int) -> Int? {

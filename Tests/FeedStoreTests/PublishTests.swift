@@ -55,6 +55,27 @@ import Testing
         #expect(notifier.count == 1)
     }
 
+    @Test func beforeSwitchRunsOnceWhileTheReplacedFeedIsStillServed() throws {
+        let (store, fileSystem) = memoryStore()
+        let first = try store.publish(group: "g", payloadJSON: bytes("[1]"))
+        clock.advance(byMs: 1000)
+        var seen: [String?] = []
+        let second = try store.publish(
+            group: "g", payload: try store.parsePayload(bytes("[2]")),
+            beforeSwitch: {
+                seen.append(store.read(group: "g").served?.id)
+                // The new generation is in place by then: only the pointer has not moved.
+                let names = (try? fileSystem.listDirectory("/root/g/generations"))?.map(\.name) ?? []
+                #expect(names.count == 2 && !names.contains { $0.hasSuffix(".tmp") })
+            })
+        #expect(seen == [first.generationId])
+        #expect(store.read(group: "g").served?.id == second.generationId)
+        let unchanged = try store.publish(
+            group: "g", payload: try store.parsePayload(bytes("[2]")), beforeSwitch: { seen.append("called") })
+        #expect(unchanged == .unchanged(generationId: second.generationId, fingerprint: second.fingerprint))
+        #expect(seen.count == 1, "an unchanged publish moves no pointer")
+    }
+
     @Test func unsafeNamesAreRefusedBeforeAnythingIsWritten() {
         let (store, fileSystem) = memoryStore()
         for group in ["", ".", "..", "a/b", "ä", String(repeating: "x", count: 129), "a b"] {

@@ -34,36 +34,40 @@ struct PublishCommit: Sendable {
     /// The warnings of what `upload` would write to `group`, with the profile it carries or the
     /// group's (one is inferred without either; an unreadable stored one is a warning).
     func warnings(_ upload: AssetUpload, group: String) -> LintReport {
-        warnings(upload, parsed: try? store.parsePayload(upload.payload), group: group)
+        let parsed = try? store.parsePayload(upload.payload)
+        return lint(upload, parsed: parsed, reads: storeReads(upload, parsed: parsed, group: group))
     }
 
-    /// The same with the payload parsed already (nil: it is not JSON, and the store refuses it).
-    private func warnings(_ upload: AssetUpload, parsed: ParsedPayload?, group: String) -> LintReport {
-        linting(upload, parsed: parsed, group: group)()
+    /// What the lint of a publish reads of the store: the group's profile (none read when the
+    /// upload carries one), and, only when there is a profile, the served payload the
+    /// invisible-change check compares with.
+    struct StoreReads: Sendable {
+        var profile: WidgetProfile?
+        /// The stored profile could not be read: the warning that says so.
+        var unreadable: LintWarning?
+        var served: (generation: Generation, document: JSONDocument)?
     }
 
-    /// The lint of `upload` as pure work: what it reads of the store (the group's profile, the
-    /// served payload the invisible-change check compares with) is read now, so the work can run
-    /// on another thread while the publish writes.
-    private func linting(
-        _ upload: AssetUpload, parsed: ParsedPayload?, group: String
-    ) -> @Sendable () -> LintReport {
+    /// Reads what the lint of `upload` needs of the store now.
+    private func storeReads(_ upload: AssetUpload, parsed: ParsedPayload?, group: String) -> StoreReads {
         let (stored, unreadable) =
             upload.profile == nil ? PublishLint.storedProfile(store, group: group) : (nil, nil)
         let profile = upload.profile ?? stored
         // Only a profile makes the served payload worth reading.
         let served = profile == nil || parsed == nil ? nil : store.servedPayload(group: group)
-        let lint = lint
-        return {
-            let report = PublishLint.warnings(
-                document: parsed?.document, packing: upload.packing, lint: lint, profile: profile)
-            let invisible = profile.flatMap { profile in
-                parsed.flatMap {
-                    ReloadCheck.invisibleChange(upload, payload: $0.document, served: served, profile: profile)
-                }
+        return StoreReads(profile: profile, unreadable: unreadable, served: served)
+    }
+
+    /// The lint of `upload` as pure work, given what it read of the store.
+    private func lint(_ upload: AssetUpload, parsed: ParsedPayload?, reads: StoreReads) -> LintReport {
+        let report = PublishLint.warnings(
+            document: parsed?.document, packing: upload.packing, lint: lint, profile: reads.profile)
+        let invisible = reads.profile.flatMap { profile in
+            parsed.flatMap {
+                ReloadCheck.invisibleChange(upload, payload: $0.document, served: reads.served, profile: profile)
             }
-            return PublishLint.adding(invisible, to: PublishLint.adding(unreadable, to: report))
         }
+        return PublishLint.adding(invisible, to: PublishLint.adding(reads.unreadable, to: report))
     }
 
     /// Lints (`warnings`, when the caller has them already), refuses with a 422 under `strict`
@@ -79,12 +83,18 @@ struct PublishCommit: Sendable {
         // Parsed once for the lint, the invisible-change check and the write.
         let parsed = try? store.parsePayload(upload.payload)
         let lintTask: SideTask<LintReport>
+        // The lint's reads of the store run with it, off this thread, but they must see the feed
+        // this publish replaces: the write waits for them (or makes them) before its switch.
+        var reads: SideTask<StoreReads>?
         if let known {
             lintTask = SideTask { known }
         } else {
-            lintTask = SideTask(linting(upload, parsed: parsed, group: group))
+            let storeReads = SideTask { [self] in self.storeReads(upload, parsed: parsed, group: group) }
+            lintTask = SideTask { [self] in lint(upload, parsed: parsed, reads: storeReads.join()) }
+            reads = storeReads
             if let pool, !strict { lintTask.offer(to: pool) }
         }
+        let beforeSwitch = reads.map { reads in { _ = reads.join() } }
         // A refused write answers with its problem alone: the lint no pool thread started is
         // given up, so it costs nothing and holds nothing.
         var joined = false
@@ -102,7 +112,7 @@ struct PublishCommit: Sendable {
             if let parsed {
                 result = try store.publish(
                     group: group, payload: parsed, schemaVersion: schemaVersion, assets: upload.assetInputs,
-                    precondition: precondition)
+                    precondition: precondition, beforeSwitch: beforeSwitch)
             } else {
                 // Not JSON: the store says why, after what it checks first (the group's name).
                 result = try store.publish(

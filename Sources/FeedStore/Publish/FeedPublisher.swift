@@ -24,6 +24,9 @@ struct FeedPublisher {
     /// Called with the complete `.tmp` folder just before it is renamed into place (the fault
     /// lab damages or holds generations here; ordinary publishes have none).
     var beforeRename: ((_ temporaryFolder: String) throws -> Void)? = nil
+    /// Called under the lock once the new generation is in place, just before the pointer moves
+    /// to it: the last moment a read of the group still finds the feed being replaced.
+    var beforeSwitch: (() -> Void)? = nil
     /// The served generation as last seen, so a publish reads it from disk only when it changed.
     var servedMemo: ServedMemo? = nil
 
@@ -138,6 +141,7 @@ struct FeedPublisher {
         }
         try writeGeneration(id, envelope: encoded, assets: draft.assets)
         let pointer = Pointer(current: id, previous: keptPrevious(before))
+        beforeSwitch?()
         do {
             try writePointer(pointer)
         } catch let error as FileSystemError {
