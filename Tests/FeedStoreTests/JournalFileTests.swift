@@ -93,6 +93,59 @@ import Testing
         #expect(try file.entries().isEmpty)
     }
 
+    @Test func aRotationByAnotherProcessIsFollowed() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Two values with files of their own, as two processes on one root have.
+        let server = JournalFile(root: root, maxFileBytes: 2_000)
+        let cli = JournalFile(root: root, maxFileBytes: 2_000)
+        try server.append(entry(0))
+        var n = 1
+        while !FileManager.default.fileExists(atPath: cli.directory + "/journal.1.jsonl") {
+            try cli.append(entry(n))
+            n += 1
+        }
+        try server.append(entry(n))
+        // Kept open from before the rotation, the server's descriptor names journal.1.jsonl now.
+        let current = try String(contentsOfFile: server.directory + "/journal.jsonl", encoding: .utf8)
+        #expect(current.contains(#""generationId":"gen-\#(n)""#))
+        #expect(try server.entries().last?.generationId == "gen-\(n)")
+    }
+
+    @Test func aClearedOrRemovedJournalIsMadeAgainByTheNextAppend() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = JournalFile(root: root)
+        try file.append(entry(1))
+        try file.clear()
+        try file.append(entry(2))
+        #expect(try file.entries().map(\.generationId) == ["gen-2"])
+        // A lock file removed while kept open locks nobody out: the next append makes it again.
+        try FileManager.default.removeItem(atPath: file.directory + "/journal.lock")
+        try file.append(entry(3))
+        #expect(FileManager.default.fileExists(atPath: file.directory + "/journal.lock"))
+        #expect(try file.entries().map(\.generationId) == ["gen-2", "gen-3"])
+    }
+
+    @Test func theFilesKeptOpenAreClosedWithTheLastCopy() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // This process's descriptors open on files under `root` (other tests run beside this one).
+        func openBelowRoot() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap {
+                try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+            }.filter { $0.hasPrefix(root + "/") }.sorted()
+        }
+        do {
+            let file = JournalFile(root: root)
+            let copy = file
+            try file.append(entry(1))
+            try copy.append(entry(2))
+            #expect(try openBelowRoot() == [file.directory + "/journal.jsonl", file.directory + "/journal.lock"])
+        }
+        #expect(try openBelowRoot().isEmpty)
+    }
+
     @Test func concurrentAppendsNeverInterleave() throws {
         let root = scratch()
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -19,6 +19,8 @@ public struct JournalFile: Sendable {
     public let directory: String
     /// The size past which the current file becomes the previous one.
     public let maxFileBytes: Int
+    /// The files this process keeps open to append (shared by the copies of this value).
+    let appender = JournalAppender()
     /// How long an append or a read waits for another process's hold of the lock.
     static let lockWaitMs: Int64 = 1_000
 
@@ -53,36 +55,12 @@ public struct JournalFile: Sendable {
     /// Appends `entry` as one line, rotating first when the line would take the current file
     /// past `maxFileBytes`. Throws when the lock is held past `lockWaitMs` or the disk refuses.
     public func append(_ entry: JournalEntry) throws {
-        var line = entry.line + [0x0A]
-        try underLock {
-            let opened = try openForAppend()
-            var descriptor = opened.descriptor
-            let size = opened.status
-            let rotates = Int(size.st_size) + line.count > maxFileBytes && size.st_size > 0
-            if rotates {
-                try? Syscall.close(descriptor, current)
-                _ = try Syscall.run("rename", current) { rename(current, previous) }
-                descriptor = try openForAppend().descriptor
-            }
-            defer { try? Syscall.close(descriptor, current) }
-            // A line a crash cut short has no newline: end it, or this entry would join it.
-            var last: UInt8 = 0x0A
-            if !rotates, size.st_size > 0, pread(descriptor, &last, 1, size.st_size - 1) == 1, last != 0x0A {
-                line.insert(0x0A, at: 0)
-            }
-            // One write: O_APPEND puts the whole line at the end in one step.
-            let written = try line.withUnsafeBytes { buffer in
-                try Syscall.run("write", current) { write(descriptor, buffer.baseAddress, buffer.count) }
-            }
-            guard written == line.count else {
-                throw FileSystemError(kind: .noSpace, operation: "write (short)", path: current)
-            }
-        }
+        try appender.append(entry.line + [0x0A], to: self)
     }
 
     /// The current file for appending and its status (the size, read once): never waits (a FIFO
     /// put there opens at once) and must be a regular file, or a write could block with the lock held.
-    private func openForAppend() throws -> (descriptor: Int32, status: stat) {
+    func openForAppend() throws -> (descriptor: Int32, status: stat) {
         let fd = try Syscall.run("open", current) {
             open(current, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
         }
@@ -152,21 +130,31 @@ public struct JournalFile: Sendable {
         return Array(read[(newline + 1)...])
     }
 
-    /// Runs `body` holding the journal's lock, made with its folder when missing; waits
-    /// `lockWaitMs` at most (`flock` has no timed wait, so this polls).
+    /// Runs `body` holding the journal's lock, made with its folder when missing.
     private func underLock<T>(_ body: () throws -> T) throws -> T {
+        let fd = try openLockFile()
+        defer { try? Syscall.close(fd, lockFile) }
+        try waitForLock(fd)
+        return try body()
+    }
+
+    /// The lock file, opened (made with its folder when missing).
+    func openLockFile() throws -> Int32 {
         func openLock() throws -> Int32 {
             try Syscall.run("open", lockFile) { open(lockFile, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         }
-        let fd: Int32
         do {
-            fd = try openLock()
+            return try openLock()
         } catch let error as FileSystemError where error.kind == .notFound {
             // The folder went (or never was): made again, then the lock file in it.
             try prepare()
-            fd = try openLock()
+            return try openLock()
         }
-        defer { try? Syscall.close(fd, lockFile) }
+    }
+
+    /// Takes the lock on the lock file `fd`, waiting `lockWaitMs` at most for another holder
+    /// (`flock` has no timed wait, so this polls).
+    func waitForLock(_ fd: Int32) throws {
         let deadline = MonotonicClock.nanos() &+ Self.lockWaitMs &* 1_000_000
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
@@ -175,6 +163,5 @@ public struct JournalFile: Sendable {
             }
             usleep(1_000)
         }
-        return try body()
     }
 }
