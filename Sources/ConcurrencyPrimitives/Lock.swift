@@ -46,4 +46,16 @@ public struct Lock<Value>: ~Copyable, @unchecked Sendable {
         defer { checkPthread(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
         return try body(&value.pointee)
     }
+
+    /// Runs `body` with exclusive access to the value if no other thread holds it now; nil
+    /// (and `body` not run) when one does. Never waits.
+    public borrowing func withLockIfAvailable<Result, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> Result? {
+        let code = pthread_mutex_trylock(mutex)
+        if code == EBUSY { return nil }
+        checkPthread(code, "pthread_mutex_trylock")
+        defer { checkPthread(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
+        return try body(&value.pointee)
+    }
 }

@@ -130,20 +130,65 @@ import Testing
     @Test func theFilesKeptOpenAreClosedWithTheLastCopy() throws {
         let root = scratch()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        // This process's descriptors open on files under `root` (other tests run beside this one).
+        // This process's descriptors open on files under `root` (other tests run beside this one);
+        // /proc names them by their resolved paths.
+        let resolvedPointer = try #require(realpath(root, nil))
+        let resolved = String(cString: resolvedPointer)
+        free(resolvedPointer)
         func openBelowRoot() throws -> [String] {
             try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap {
                 try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
-            }.filter { $0.hasPrefix(root + "/") }.sorted()
+            }.filter { $0.hasPrefix(resolved + "/") }.sorted()
         }
         do {
             let file = JournalFile(root: root)
             let copy = file
             try file.append(entry(1))
             try copy.append(entry(2))
-            #expect(try openBelowRoot() == [file.directory + "/journal.jsonl", file.directory + "/journal.lock"])
+            let folder = resolved + "/" + JournalFile.folderName
+            #expect(try openBelowRoot() == [folder + "/journal.jsonl", folder + "/journal.lock"])
         }
         #expect(try openBelowRoot().isEmpty)
+    }
+
+    @Test func aFailedAppendLeavesTheLockFreeAndTheNextOneWrites() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = JournalFile(root: root)
+        try file.append(entry(1))
+        // A folder where the current file belongs: the append fails after taking the lock.
+        try FileManager.default.moveItem(atPath: file.current, toPath: file.directory + "/saved")
+        try FileManager.default.createDirectory(atPath: file.current, withIntermediateDirectories: false)
+        #expect(throws: (any Error).self) { try file.append(entry(2)) }
+        let lock = open(file.lockFile, O_RDWR)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX | LOCK_NB) == 0, "nobody holds the lock after the failure")
+        flock(lock, LOCK_UN)
+        try FileManager.default.removeItem(atPath: file.current)
+        try FileManager.default.moveItem(atPath: file.directory + "/saved", toPath: file.current)
+        try file.append(entry(3))
+        #expect(try file.entries().map(\.generationId) == ["gen-1", "gen-3"])
+    }
+
+    /// Appends of one process that find another process holding the lock each give up after their
+    /// own wait, side by side, not one after another.
+    @Test func appendsBehindAnotherProcessesLockWaitSideBySide() throws {
+        let root = scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = JournalFile(root: root)
+        try file.append(entry(0))
+        let lock = open(file.lockFile, O_RDWR)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX) == 0)
+        let started = Date()
+        let failed = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 3) { n in
+            if (try? file.append(entry(n + 1))) == nil { failed.add(1, ordering: .relaxed) }
+        }
+        let waited = Date().timeIntervalSince(started)
+        #expect(failed.load(ordering: .relaxed) == 3)
+        // Each waits JournalFile.lockWaitMs (1 s); one after another would take 3 s.
+        #expect(waited < 2.5, "waited \(waited) s")
     }
 
     @Test func concurrentAppendsNeverInterleave() throws {

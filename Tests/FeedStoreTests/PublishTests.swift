@@ -55,15 +55,16 @@ import Testing
         #expect(notifier.count == 1)
     }
 
-    @Test func beforeSwitchRunsOnceWhileTheReplacedFeedIsStillServed() throws {
+    @Test func whileServedGetsTheReplacedFeedWhileReadersStillGetIt() throws {
         let (store, fileSystem) = memoryStore()
         let first = try store.publish(group: "g", payloadJSON: bytes("[1]"))
         clock.advance(byMs: 1000)
         var seen: [String?] = []
         let second = try store.publish(
             group: "g", payload: try store.parsePayload(bytes("[2]")),
-            beforeSwitch: {
-                seen.append(store.read(group: "g").served?.id)
+            whileServed: { servedID in
+                #expect(servedID == store.read(group: "g").served?.id)
+                seen.append(servedID)
                 // The new generation is in place by then: only the pointer has not moved.
                 let names = (try? fileSystem.listDirectory("/root/g/generations"))?.map(\.name) ?? []
                 #expect(names.count == 2 && !names.contains { $0.hasSuffix(".tmp") })
@@ -71,9 +72,9 @@ import Testing
         #expect(seen == [first.generationId])
         #expect(store.read(group: "g").served?.id == second.generationId)
         let unchanged = try store.publish(
-            group: "g", payload: try store.parsePayload(bytes("[2]")), beforeSwitch: { seen.append("called") })
+            group: "g", payload: try store.parsePayload(bytes("[2]")), whileServed: { seen.append($0) })
         #expect(unchanged == .unchanged(generationId: second.generationId, fingerprint: second.fingerprint))
-        #expect(seen.count == 1, "an unchanged publish moves no pointer")
+        #expect(seen == [first.generationId, second.generationId], "an unchanged publish names what it found")
     }
 
     @Test func unsafeNamesAreRefusedBeforeAnythingIsWritten() {

@@ -35,17 +35,17 @@ struct PublishCommit: Sendable {
     /// group's (one is inferred without either; an unreadable stored one is a warning).
     func warnings(_ upload: AssetUpload, group: String) -> LintReport {
         let parsed = try? store.parsePayload(upload.payload)
-        return lint(upload, parsed: parsed, reads: storeReads(upload, parsed: parsed, group: group))
+        return lintReport(upload, parsed: parsed, reads: storeReads(upload, parsed: parsed, group: group))
     }
 
     /// What the lint of a publish reads of the store: the group's profile (none read when the
     /// upload carries one), and, only when there is a profile, the served payload the
     /// invisible-change check compares with.
     struct StoreReads: Sendable {
-        var profile: WidgetProfile?
+        var profile: WidgetProfile? = nil
         /// The stored profile could not be read: the warning that says so.
-        var unreadable: LintWarning?
-        var served: (generation: Generation, document: JSONDocument)?
+        var unreadable: LintWarning? = nil
+        var served: (generation: Generation, document: JSONDocument)? = nil
     }
 
     /// Reads what the lint of `upload` needs of the store now.
@@ -59,7 +59,7 @@ struct PublishCommit: Sendable {
     }
 
     /// The lint of `upload` as pure work, given what it read of the store.
-    private func lint(_ upload: AssetUpload, parsed: ParsedPayload?, reads: StoreReads) -> LintReport {
+    private func lintReport(_ upload: AssetUpload, parsed: ParsedPayload?, reads: StoreReads) -> LintReport {
         let report = PublishLint.warnings(
             document: parsed?.document, packing: upload.packing, lint: lint, profile: reads.profile)
         let invisible = reads.profile.flatMap { profile in
@@ -82,25 +82,14 @@ struct PublishCommit: Sendable {
     ) throws(Problem) -> Committed {
         // Parsed once for the lint, the invisible-change check and the write.
         let parsed = try? store.parsePayload(upload.payload)
-        let lintTask: SideTask<LintReport>
-        // The lint's reads of the store run with it, off this thread, but they must see the feed
-        // this publish replaces: the write waits for them (or makes them) before its switch.
-        var reads: SideTask<StoreReads>?
-        if let known {
-            lintTask = SideTask { known }
-        } else {
-            let storeReads = SideTask { [self] in self.storeReads(upload, parsed: parsed, group: group) }
-            lintTask = SideTask { [self] in lint(upload, parsed: parsed, reads: storeReads.join()) }
-            reads = storeReads
-            if let pool, !strict { lintTask.offer(to: pool) }
-        }
-        let beforeSwitch = reads.map { reads in { _ = reads.join() } }
+        let linting = known.map { known in LintTasks(known) } ?? lintTasks(upload, parsed: parsed, group: group)
+        if let pool, !strict, known == nil { linting.lint.offer(to: pool) }
         // A refused write answers with its problem alone: the lint no pool thread started is
         // given up, so it costs nothing and holds nothing.
         var joined = false
-        defer { if !joined { lintTask.abandon() } }
+        defer { if !joined { linting.lint.abandon() } }
         if strict {
-            let warnings = lintTask.join()
+            let warnings = linting.lint.join()
             if !warnings.isEmpty {
                 linted(warnings)
                 throw Problem.platformLimits(warnings)
@@ -112,7 +101,7 @@ struct PublishCommit: Sendable {
             if let parsed {
                 result = try store.publish(
                     group: group, payload: parsed, schemaVersion: schemaVersion, assets: upload.assetInputs,
-                    precondition: precondition, beforeSwitch: beforeSwitch)
+                    precondition: precondition, whileServed: linting.checkReads)
             } else {
                 // Not JSON: the store says why, after what it checks first (the group's name).
                 result = try store.publish(
@@ -127,10 +116,56 @@ struct PublishCommit: Sendable {
             do { try store.storeProfile(profile, group: group) } catch { throw Problem(error) }
         }
         wrote(Double(MonotonicClock.nanos() - started) / 1e9, result.changed)
-        let warnings = lintTask.join()
+        let warnings = linting.report()
         joined = true
         linted(warnings)
         return Committed(result: result, warnings: warnings, canonicalPayload: parsed?.document.bytes)
+    }
+
+    /// A publish's lint as side tasks: the lint, and inside it its reads of the store, which run
+    /// with it (on the pool, off the writer's path) but must see the feed the publish replaces.
+    private final class LintTasks {
+        let lint: SideTask<LintReport>
+        private let reads: SideTask<StoreReads>?
+        private let remake: () -> StoreReads
+        private let relint: (StoreReads) -> LintReport
+        /// The reads made again by `checkReads`: they had seen another feed.
+        private var remade: StoreReads?
+
+        init(
+            lint: SideTask<LintReport>, reads: SideTask<StoreReads>?, remake: @escaping () -> StoreReads,
+            relint: @escaping (StoreReads) -> LintReport
+        ) {
+            (self.lint, self.reads, self.remake, self.relint) = (lint, reads, remake, relint)
+        }
+
+        /// Warnings known already: nothing to read or run.
+        convenience init(_ known: LintReport) {
+            self.init(lint: SideTask { known }, reads: nil, remake: { StoreReads() }, relint: { _ in known })
+        }
+
+        /// Called by the store under the group's lock while `servedID` is the feed readers get: the
+        /// reads are joined (or made here), and made again if they saw another feed (a writer that
+        /// switched the pointer after them and before this publish took the lock).
+        func checkReads(_ servedID: String?) {
+            guard let seen = reads?.join(), seen.profile != nil, seen.served?.generation.id != servedID else { return }
+            remade = remake()
+        }
+
+        /// The lint's warnings, with reads made again when `checkReads` found them stale.
+        func report() -> LintReport {
+            let report = lint.join()
+            return remade.map(relint) ?? report
+        }
+    }
+
+    /// The side tasks that lint `upload`.
+    private func lintTasks(_ upload: AssetUpload, parsed: ParsedPayload?, group: String) -> LintTasks {
+        let reads = SideTask { [self] in storeReads(upload, parsed: parsed, group: group) }
+        return LintTasks(
+            lint: SideTask { [self] in lintReport(upload, parsed: parsed, reads: reads.join()) }, reads: reads,
+            remake: { [self] in storeReads(upload, parsed: parsed, group: group) },
+            relint: { [self] in lintReport(upload, parsed: parsed, reads: $0) })
     }
 
     /// The body of a publish's `201`/`200`: `result`, `generationId`, `fingerprint`, the packed

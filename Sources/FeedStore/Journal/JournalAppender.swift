@@ -12,8 +12,8 @@ import Darwin
 /// (another process rotated the journal, a reader cleared it, someone removed the folder) and
 /// opens them again when they do not. An entry then costs `flock`, two `lstat`s, one `write` and
 /// the unlock, where opening both files for every entry cost eight calls. `flock` belongs to an
-/// open file, so two threads sharing the lock file's descriptor would both "hold" it: appends of
-/// one process take turns on `files` first.
+/// open file, so two threads sharing the lock file's descriptor would both "hold" it: one thread
+/// at a time uses the kept files, and another that finds them in use opens files of its own.
 final class JournalAppender: Sendable {
     /// A descriptor and the file it was opened on.
     private struct OpenFile {
@@ -23,12 +23,14 @@ final class JournalAppender: Sendable {
 
         init(_ descriptor: Int32, _ info: stat) {
             self.descriptor = descriptor
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
+            device = UInt64(truncatingIfNeeded: info.st_dev)
+            inode = UInt64(truncatingIfNeeded: info.st_ino)
         }
 
         /// Whether `info` (an `lstat` of the path) is this very file.
-        func isFile(_ info: stat) -> Bool { UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode }
+        func isFile(_ info: stat) -> Bool {
+            UInt64(truncatingIfNeeded: info.st_dev) == device && UInt64(truncatingIfNeeded: info.st_ino) == inode
+        }
     }
 
     private struct Files {
@@ -48,7 +50,7 @@ final class JournalAppender: Sendable {
     /// Appends `line` (ending in a newline) to `journal`'s current file, rotating it first when
     /// the line would take it past `maxFileBytes`.
     func append(_ line: [UInt8], to journal: JournalFile) throws {
-        try files.withLock { files in
+        let appended = try files.withLockIfAvailable { files in
             do {
                 try append(line, to: journal, &files)
             } catch {
@@ -57,6 +59,12 @@ final class JournalAppender: Sendable {
                 throw error
             }
         }
+        guard appended == nil else { return }
+        // Another thread is appending, or waiting for another process's hold: waiting behind it
+        // could take its wait and then this one's, so this append locks files of its own.
+        var own = Files()
+        defer { Self.closeAll(&own) }
+        try append(line, to: journal, &own)
     }
 
     private func append(_ line: [UInt8], to journal: JournalFile, _ files: inout Files) throws {

@@ -24,9 +24,9 @@ struct FeedPublisher {
     /// Called with the complete `.tmp` folder just before it is renamed into place (the fault
     /// lab damages or holds generations here; ordinary publishes have none).
     var beforeRename: ((_ temporaryFolder: String) throws -> Void)? = nil
-    /// Called under the lock once the new generation is in place, just before the pointer moves
-    /// to it: the last moment a read of the group still finds the feed being replaced.
-    var beforeSwitch: (() -> Void)? = nil
+    /// Called with the id of the generation readers get while they still get it: under the lock
+    /// just before the pointer moves away from it, or as an `unchanged` publish answers.
+    var whileServed: ((_ servedID: String?) -> Void)? = nil
     /// The served generation as last seen, so a publish reads it from disk only when it changed.
     var servedMemo: ServedMemo? = nil
 
@@ -57,6 +57,7 @@ struct FeedPublisher {
                 throw .preconditionFailed(servedFingerprint: served?.fingerprint)
             }
             if let served, served.fingerprint == draft.fingerprint, !read.isFallback {
+                whileServed?(served.id)
                 return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
             }
         }
@@ -124,6 +125,7 @@ struct FeedPublisher {
         // Equal content is `unchanged` only when the pointer's own candidate is what readers get:
         // after a fallback, writing it again heals the pointer (the fault lab relies on this).
         if let served = before.read.served, served.fingerprint == draft.fingerprint, !before.read.isFallback {
+            whileServed?(served.id)
             sweepUnchanged(before)
             return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
         }
@@ -141,7 +143,7 @@ struct FeedPublisher {
         }
         try writeGeneration(id, envelope: encoded, assets: draft.assets)
         let pointer = Pointer(current: id, previous: keptPrevious(before))
-        beforeSwitch?()
+        whileServed?(before.read.served?.id)
         do {
             try writePointer(pointer)
         } catch let error as FileSystemError {

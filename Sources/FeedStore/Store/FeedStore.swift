@@ -62,17 +62,18 @@ public final class FeedStore: Sendable {
     }
 
     /// Publishes a payload parsed by `parsePayload` (the caller linted it already: parsed once; one
-    /// parsed by a store with other limits is parsed again by this one's). `beforeSwitch` runs
-    /// under the group's lock just before the pointer moves to the new generation (never for an
-    /// `unchanged` publish): what it reads of the group is still the feed being replaced.
+    /// parsed by a store with other limits is parsed again by this one's). `whileServed` gets the
+    /// id of the generation being replaced (nil: none) under the group's lock, just before the
+    /// pointer moves, or that of the served one as an `unchanged` publish answers: what it reads
+    /// of the group then is still that feed.
     public func publish(
         group: String, payload: ParsedPayload, schemaVersion: Int = 1, assets: [AssetInput] = [],
-        precondition: WritePrecondition? = nil, beforeSwitch: (() -> Void)? = nil
+        precondition: WritePrecondition? = nil, whileServed: ((_ servedID: String?) -> Void)? = nil
     ) throws(PublishError) -> PublishResult {
         let layout = try validatedLayout(group)
         try validate(assets)
         let checked = payload.limits == configuration.payloadLimits ? payload : try parsePayload(payload.document.bytes)
-        return try publish(layout, checked.document, schemaVersion, assets, precondition, beforeSwitch: beforeSwitch)
+        return try publish(layout, checked.document, schemaVersion, assets, precondition, whileServed: whileServed)
     }
 
     /// `payloadJSON` parsed by this store's rules (`configuration.payloadLimits`), in canonical form.
@@ -85,7 +86,7 @@ public final class FeedStore: Sendable {
 
     private func publish(
         _ layout: GroupLayout, _ payload: JSONDocument, _ schemaVersion: Int, _ assets: [AssetInput],
-        _ precondition: WritePrecondition?, beforeSwitch: (() -> Void)? = nil
+        _ precondition: WritePrecondition?, whileServed: ((_ servedID: String?) -> Void)? = nil
     ) throws(PublishError) -> PublishResult {
         let stored = assets.map {
             StoredAsset(
@@ -100,7 +101,7 @@ public final class FeedStore: Sendable {
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
             clock: clock, schedule: retention)
         publisher.servedMemo = servedMemo
-        publisher.beforeSwitch = beforeSwitch
+        publisher.whileServed = whileServed
         let result = try publisher.publish(draft, precondition: precondition)
         if case .published(let id, let fingerprint, _) = result {
             notifier.feedPublished(
