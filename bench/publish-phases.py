@@ -4,10 +4,11 @@
 Each publish is cut at the server's own calls: the request read (recvfrom), the hand-off to a
 worker (futex), the first mkdir that succeeds (the new generation's .tmp folder), the fifth fsync
 after it (the group folder: the write is durable), the worker's 8-byte write that resumes the
-connection (eventfd) and the answer's sendmsg. "Non-disk" is the whole minus the time spent inside
-the five fsyncs, so the disk's noise (±25 % a run) drops out while everything else the writer does
-between them (and any wait) still counts. Only the calls named are traced, so the tracing itself
-adds ~1 µs per traced call.
+connection (eventfd) and the answer's sendmsg. "Non-disk" is the whole minus the time the worker
+spends inside the bare sequence's own calls (mkdir, openat, write, fsync, close, rename) from that
+mkdir to that fsync, so the disk's noise (±25 % a run) drops out while everything else the writer
+does in between (and any wait) still counts. Only those calls and the cuts are traced; tracing
+adds ~1 µs per traced call, and feed-server makes more of them.
 
 usage: publish-phases.py FEED_SERVER FLOOR_BINARY WORKDIR [ROUNDS] [PUBLISHES]
 """
@@ -16,10 +17,11 @@ import http.client, json, os, re, socket, statistics, subprocess, sys, time
 binary, floor_binary, work = sys.argv[1], sys.argv[2], sys.argv[3]
 rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
 publishes = int(sys.argv[5]) if len(sys.argv) > 5 else 300
-EVENTS = ["sys_exit_recvfrom", "sys_enter_futex", "sys_enter_mkdir", "sys_exit_mkdir", "sys_enter_fsync", "sys_exit_fsync",
-          "sys_enter_write", "sys_enter_sendmsg"]
+SEQUENCE = ["mkdir", "openat", "write", "fsync", "close", "rename"]
+EVENTS = ["sys_exit_recvfrom", "sys_enter_futex", "sys_enter_sendmsg"] + [
+    f"sys_{side}_{call}" for call in SEQUENCE for side in ("enter", "exit")]
 STEPS = [("recv", "wake", "read to hand-off"), ("wake", "mkdir", "hand-off to first mkdir"),
-         ("mkdir", "durable", "the write (its fsyncs included)"), ("durable", "resume", "durable to resume"),
+         ("mkdir", "durable", "the write (the disk's)"), ("durable", "resume", "durable to resume"),
          ("resume", "send", "resume to answer sent")]
 
 
@@ -63,10 +65,11 @@ def traced(pid, connection, first):
 
 
 def phases(calls):
-    """Per publish, the time of each cut (µs)."""
+    """Per publish, the time of each cut (µs) and the time inside the sequence's calls."""
     done, current = [], None
     for t, thread, event, argument in calls:
         value = int(argument.split("0x")[-1].split()[0], 16) if "0x" in argument else 0
+        call = event.split("_", 2)[2]
         if event == "sys_exit_recvfrom":
             if value > 1000:  # a PUT's head and body; not a would-block
                 current = {"recv": t, "mhd": thread}
@@ -78,27 +81,31 @@ def phases(calls):
         elif event == "sys_enter_mkdir" and thread != current["mhd"] and "mkdir" not in current:
             current["worker"], current["mkdir_at"] = thread, t
         elif event == "sys_exit_mkdir" and thread == current.get("worker") and "mkdir" not in current and value == 0:
-            current["mkdir"], current["fsyncs"], current["in_fsync"] = current["mkdir_at"], 0, 0.0
-        elif event == "sys_enter_fsync" and "mkdir" in current and thread == current["worker"]:
-            current["fsync_at"] = t
-        elif event == "sys_exit_fsync" and "fsync_at" in current and thread == current["worker"]:
-            current["fsyncs"] += 1
-            current["in_fsync"] += t - current.pop("fsync_at")
-            if current["fsyncs"] == 5:
-                current["durable"] = t
+            current["mkdir"], current["fsyncs"] = current["mkdir_at"], 0
+            current["inside"] = t - current["mkdir_at"]
+        elif "mkdir" in current and "durable" not in current and thread == current["worker"] and call in SEQUENCE:
+            if event.startswith("sys_enter"):
+                current["entered"] = t
+            elif "entered" in current:
+                current["inside"] += t - current.pop("entered")
+                if call == "fsync":
+                    current["fsyncs"] += 1
+                    if current["fsyncs"] == 5:
+                        current["durable"] = t
         elif event == "sys_enter_write" and "durable" in current and thread == current["worker"] \
                 and "resume" not in current and int(argument.split("count: ")[-1], 16) == 8:
             current["resume"] = t
         elif event == "sys_enter_sendmsg" and thread == current["mhd"] and "resume" in current:
             current["send"] = t
-            done.append(current)
+            if "wake" in current:  # a publish whose hand-off was seen
+                done.append(current)
             current = None
     return done
 
 
 def summary(done):
     row = {label: statistics.median(p[b] - p[a] for p in done) for a, b, label in STEPS}
-    row["non-disk"] = statistics.median((p["send"] - p["recv"]) - p["in_fsync"] for p in done)
+    row["non-disk"] = statistics.median((p["send"] - p["recv"]) - p["inside"] for p in done)
     return row
 
 
@@ -135,7 +142,7 @@ try:
             per_publish[name].append(per)
     print("| µs per publish, median of rounds' medians | feed-server | floor | difference |")
     print("|---|---|---|---|")
-    for label in [s[2] for s in STEPS] + ["non-disk"]:  # non-disk: the whole less the fsyncs
+    for label in [s[2] for s in STEPS] + ["non-disk"]:  # the whole less the sequence's own calls
         a = statistics.median(r[label] for r in results["feed-server"])
         b = statistics.median(r[label] for r in results["floor"])
         print(f"| {label} | {a:.0f} | {b:.0f} | {a - b:+.0f} |")
