@@ -5,9 +5,9 @@ Each publish is cut at the server's own calls: the request read (recvfrom), the 
 worker (futex), the first mkdir that succeeds (the new generation's .tmp folder), the fifth fsync
 after it (the group folder: the write is durable), the worker's 8-byte write that resumes the
 connection (eventfd) and the answer's sendmsg. "Non-disk" is the whole minus the time the worker
-spends inside the bare sequence's own calls (mkdir, openat, write, fsync, close, rename) from that
-mkdir to that fsync, so the disk's noise (±25 % a run) drops out while everything else the writer
-does in between (and any wait) still counts. Only those calls and the cuts are traced; tracing
+spends inside its calls of the bare sequence's kinds (mkdir, openat, write, fsync, close, rename)
+from that mkdir to that fsync, so the disk's noise (±25 % a run) drops out while everything else
+the writer does in between (and any wait) still counts. Only those calls and the cuts are traced; tracing
 adds ~1 µs per traced call, and feed-server makes more of them.
 
 usage: publish-phases.py FEED_SERVER FLOOR_BINARY WORKDIR [ROUNDS] [PUBLISHES]
@@ -17,6 +17,8 @@ import http.client, json, os, re, socket, statistics, subprocess, sys, time
 binary, floor_binary, work = sys.argv[1], sys.argv[2], sys.argv[3]
 rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
 publishes = int(sys.argv[5]) if len(sys.argv) > 5 else 300
+if rounds < 1 or publishes < 10:
+    sys.exit("ROUNDS must be at least 1 and PUBLISHES at least 10")
 SEQUENCE = ["mkdir", "openat", "write", "fsync", "close", "rename"]
 EVENTS = ["sys_exit_recvfrom", "sys_enter_futex", "sys_enter_sendmsg"] + [
     f"sys_{side}_{call}" for call in SEQUENCE for side in ("enter", "exit")]
@@ -71,7 +73,7 @@ def phases(calls):
         value = int(argument.split("0x")[-1].split()[0], 16) if "0x" in argument else 0
         call = event.split("_", 2)[2]
         if event == "sys_exit_recvfrom":
-            if value > 1000:  # a PUT's head and body; not a would-block
+            if 1000 < value < 1 << 63:  # a PUT's head and body; an error (-EAGAIN) reads as huge
                 current = {"recv": t, "mhd": thread}
             continue
         if current is None:

@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 command -v perf >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y linux-perf; }
 # Tracepoints need root (or kernel.perf_event_paranoid ≤ -1) and a kernel that lets perf read them.
-if ! perf stat -e raw_syscalls:sys_enter -e syscalls:sys_enter_fsync true >/dev/null 2>&1; then
-  echo "perf cannot read system-call tracepoints here: run as root, or set kernel.perf_event_paranoid=-1;" \
-    "in a container, allow perf_event_open (e.g. --cap-add PERFMON or --privileged)." >&2
+if ! probe=$(perf stat -e raw_syscalls:sys_enter -e syscalls:sys_enter_fsync true 2>&1 >/dev/null); then
+  echo "$probe" >&2
+  echo "perf cannot read system-call tracepoints here (above, perf's own words): run as root, or set" \
+    "kernel.perf_event_paranoid=-1; in a container, allow perf_event_open (e.g. --cap-add PERFMON)." >&2
   exit 1
 fi
 command -v cc >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y gcc; }

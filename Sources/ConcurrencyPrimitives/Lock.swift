@@ -47,14 +47,15 @@ public struct Lock<Value>: ~Copyable, @unchecked Sendable {
         return try body(&value.pointee)
     }
 
-    /// Runs `body` with exclusive access to the value if no other thread holds it now; nil
-    /// (and `body` not run) when one does. Never waits.
-    public borrowing func withLockIfAvailable<Result, E: Error>(
-        _ body: (inout sending Value) throws(E) -> sending Result
+    /// Runs `body` with exclusive access to the value if it can be had by `deadline` (wall-clock
+    /// time, as `pthread_mutex_timedlock` takes it); nil, and `body` not run, when it cannot.
+    public borrowing func withLock<Result, E: Error>(
+        waitingUntil deadline: timespec, _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> Result? {
-        let code = pthread_mutex_trylock(mutex)
-        if code == EBUSY { return nil }
-        checkPthread(code, "pthread_mutex_trylock")
+        var deadline = deadline
+        let code = pthread_mutex_timedlock(mutex, &deadline)
+        if code == ETIMEDOUT { return nil }
+        checkPthread(code, "pthread_mutex_timedlock")
         defer { checkPthread(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
         return try body(&value.pointee)
     }

@@ -82,7 +82,9 @@ struct PublishCommit: Sendable {
     ) throws(Problem) -> Committed {
         // Parsed once for the lint, the invisible-change check and the write.
         let parsed = try? store.parsePayload(upload.payload)
-        let linting = known.map { known in LintTasks(known) } ?? lintTasks(upload, parsed: parsed, group: group)
+        // Under `strict` the warnings that decide the 422 are the ones answered: never made again.
+        let linting =
+            known.map { known in LintTasks(known) } ?? lintTasks(upload, parsed: parsed, group: group, recheck: !strict)
         if let pool, !strict, known == nil { linting.lint.offer(to: pool) }
         // A refused write answers with its problem alone: the lint no pool thread started is
         // given up, so it costs nothing and holds nothing.
@@ -127,13 +129,14 @@ struct PublishCommit: Sendable {
     private final class LintTasks {
         let lint: SideTask<LintReport>
         private let reads: SideTask<StoreReads>?
-        private let remake: () -> StoreReads
+        /// Nil: the reads are never made again.
+        private let remake: (() -> StoreReads)?
         private let relint: (StoreReads) -> LintReport
         /// The reads made again by `checkReads`: they had seen another feed.
         private var remade: StoreReads?
 
         init(
-            lint: SideTask<LintReport>, reads: SideTask<StoreReads>?, remake: @escaping () -> StoreReads,
+            lint: SideTask<LintReport>, reads: SideTask<StoreReads>?, remake: (() -> StoreReads)?,
             relint: @escaping (StoreReads) -> LintReport
         ) {
             (self.lint, self.reads, self.remake, self.relint) = (lint, reads, remake, relint)
@@ -141,30 +144,34 @@ struct PublishCommit: Sendable {
 
         /// Warnings known already: nothing to read or run.
         convenience init(_ known: LintReport) {
-            self.init(lint: SideTask { known }, reads: nil, remake: { StoreReads() }, relint: { _ in known })
+            self.init(lint: SideTask { known }, reads: nil, remake: nil, relint: { _ in known })
         }
 
         /// Called by the store under the group's lock while `servedID` is the feed readers get: the
         /// reads are joined (or made here), and made again if they saw another feed (a writer that
         /// switched the pointer after them and before this publish took the lock).
         func checkReads(_ servedID: String?) {
-            guard let seen = reads?.join(), seen.profile != nil, seen.served?.generation.id != servedID else { return }
+            // A served feed that is not JSON reads as none: made again each time, which is harmless.
+            guard let seen = reads?.join(), let remake, seen.profile != nil, seen.served?.generation.id != servedID
+            else { return }
             remade = remake()
         }
 
-        /// The lint's warnings, with reads made again when `checkReads` found them stale.
+        /// The lint's warnings, run again with the reads `checkReads` made again, if it did.
         func report() -> LintReport {
-            let report = lint.join()
-            return remade.map(relint) ?? report
+            guard let remade else { return lint.join() }
+            lint.abandon()
+            return relint(remade)
         }
     }
 
     /// The side tasks that lint `upload`.
-    private func lintTasks(_ upload: AssetUpload, parsed: ParsedPayload?, group: String) -> LintTasks {
+    private func lintTasks(_ upload: AssetUpload, parsed: ParsedPayload?, group: String, recheck: Bool) -> LintTasks {
         let reads = SideTask { [self] in storeReads(upload, parsed: parsed, group: group) }
+        let remake = { [self] in storeReads(upload, parsed: parsed, group: group) }
         return LintTasks(
             lint: SideTask { [self] in lintReport(upload, parsed: parsed, reads: reads.join()) }, reads: reads,
-            remake: { [self] in storeReads(upload, parsed: parsed, group: group) },
+            remake: recheck ? remake : nil,
             relint: { [self] in lintReport(upload, parsed: parsed, reads: $0) })
     }
 

@@ -13,7 +13,8 @@ import Darwin
 /// opens them again when they do not. An entry then costs `flock`, two `lstat`s, one `write` and
 /// the unlock, where opening both files for every entry cost eight calls. `flock` belongs to an
 /// open file, so two threads sharing the lock file's descriptor would both "hold" it: one thread
-/// at a time uses the kept files, and another that finds them in use opens files of its own.
+/// at a time uses the kept files, and every append waits for them and for the lock together
+/// within one `lockWaitMs`, so appends behind another process's hold give up side by side.
 final class JournalAppender: Sendable {
     /// A descriptor and the file it was opened on.
     private struct OpenFile {
@@ -50,25 +51,23 @@ final class JournalAppender: Sendable {
     /// Appends `line` (ending in a newline) to `journal`'s current file, rotating it first when
     /// the line would take it past `maxFileBytes`.
     func append(_ line: [UInt8], to journal: JournalFile) throws {
-        let appended = try files.withLockIfAvailable { files in
+        let deadline = JournalFile.lockDeadline()
+        let appended = try files.withLock(waitingUntil: deadline.wallClock) { files in
             do {
-                try append(line, to: journal, &files)
+                try append(line, to: journal, until: deadline.monotonicNanos, &files)
             } catch {
                 // Whatever failed, the next append starts from freshly opened files.
                 Self.closeAll(&files)
                 throw error
             }
         }
-        guard appended == nil else { return }
-        // Another thread is appending, or waiting for another process's hold: waiting behind it
-        // could take its wait and then this one's, so this append locks files of its own.
-        var own = Files()
-        defer { Self.closeAll(&own) }
-        try append(line, to: journal, &own)
+        guard appended != nil else {
+            throw FileSystemError(operation: "flock", path: journal.lockFile, errno: EWOULDBLOCK)
+        }
     }
 
-    private func append(_ line: [UInt8], to journal: JournalFile, _ files: inout Files) throws {
-        let lock = try lockedFile(journal, &files)
+    private func append(_ line: [UInt8], to journal: JournalFile, until deadline: Int64, _ files: inout Files) throws {
+        let lock = try lockedFile(journal, until: deadline, &files)
         defer { flock(lock, LOCK_UN) }
         var (descriptor, size) = try currentFile(journal, &files)
         let rotates = size + line.count > journal.maxFileBytes && size > 0
@@ -95,11 +94,11 @@ final class JournalAppender: Sendable {
 
     /// The lock file's descriptor, locked. Checked after locking: a lock file removed (with its
     /// folder) while this process kept it open is locked by nobody else, so it is opened again.
-    private func lockedFile(_ journal: JournalFile, _ files: inout Files) throws -> Int32 {
+    private func lockedFile(_ journal: JournalFile, until deadline: Int64, _ files: inout Files) throws -> Int32 {
         for _ in 0..<2 {
             let kept = try files.lock ?? openLockFile(journal)
             files.lock = kept
-            try journal.waitForLock(kept.descriptor)
+            try journal.waitForLock(kept.descriptor, until: deadline)
             var info = stat()
             if lstat(journal.lockFile, &info) == 0, kept.isFile(info) { return kept.descriptor }
             Self.close(&files.lock, journal.lockFile)

@@ -132,9 +132,10 @@ public struct JournalFile: Sendable {
 
     /// Runs `body` holding the journal's lock, made with its folder when missing.
     private func underLock<T>(_ body: () throws -> T) throws -> T {
+        let deadline = Self.lockDeadline().monotonicNanos
         let fd = try openLockFile()
         defer { try? Syscall.close(fd, lockFile) }
-        try waitForLock(fd)
+        try waitForLock(fd, until: deadline)
         return try body()
     }
 
@@ -152,10 +153,21 @@ public struct JournalFile: Sendable {
         }
     }
 
-    /// Takes the lock on the lock file `fd`, waiting `lockWaitMs` at most for another holder
-    /// (`flock` has no timed wait, so this polls).
-    func waitForLock(_ fd: Int32) throws {
-        let deadline = MonotonicClock.nanos() &+ Self.lockWaitMs &* 1_000_000
+    /// When a wait for the lock that starts now gives up: `lockWaitMs` from now, on the monotonic
+    /// clock and on the wall clock (which `pthread_mutex_timedlock` takes).
+    static func lockDeadline() -> (monotonicNanos: Int64, wallClock: timespec) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let wait = lockWaitMs &* 1_000_000
+        let nanos = Int(now.tv_nsec) &+ Int(wait % 1_000_000_000)
+        let wallClock = timespec(
+            tv_sec: now.tv_sec &+ Int(wait / 1_000_000_000) &+ nanos / 1_000_000_000, tv_nsec: nanos % 1_000_000_000)
+        return (MonotonicClock.nanos() &+ wait, wallClock)
+    }
+
+    /// Takes the lock on the lock file `fd`, waiting until `deadline` (monotonic nanoseconds) at
+    /// most for another holder (`flock` has no timed wait, so this polls).
+    func waitForLock(_ fd: Int32, until deadline: Int64) throws {
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             guard code == EWOULDBLOCK || code == EINTR, MonotonicClock.nanos() < deadline else {
