@@ -129,22 +129,27 @@ struct PublishCommit: Sendable {
     private final class LintTasks {
         let lint: SideTask<LintReport>
         private let reads: SideTask<StoreReads>?
-        /// Nil: the reads are never made again.
-        private let remake: (() -> StoreReads)?
-        private let relint: (StoreReads) -> LintReport
+        /// How the reads are made, for `checkReads` to make them again; nil: never again.
+        private let read: (@Sendable () -> StoreReads)?
+        private let relint: @Sendable (StoreReads) -> LintReport
         /// The reads made again by `checkReads`: they had seen another feed.
         private var remade: StoreReads?
 
+        /// The lint of what `read` finds; with `recheck`, made again if that saw another feed.
         init(
-            lint: SideTask<LintReport>, reads: SideTask<StoreReads>?, remake: (() -> StoreReads)?,
-            relint: @escaping (StoreReads) -> LintReport
+            read: @escaping @Sendable () -> StoreReads, lint: @escaping @Sendable (StoreReads) -> LintReport,
+            recheck: Bool
         ) {
-            (self.lint, self.reads, self.remake, self.relint) = (lint, reads, remake, relint)
+            let reads = SideTask(read)
+            self.reads = reads
+            self.lint = SideTask { lint(reads.join()) }
+            self.read = recheck ? read : nil
+            relint = lint
         }
 
         /// Warnings known already: nothing to read or run.
-        convenience init(_ known: LintReport) {
-            self.init(lint: SideTask { known }, reads: nil, remake: nil, relint: { _ in known })
+        init(_ known: LintReport) {
+            (lint, reads, read, relint) = (SideTask { known }, nil, nil, { _ in known })
         }
 
         /// Called by the store under the group's lock while `servedID` is the feed readers get: the
@@ -152,9 +157,9 @@ struct PublishCommit: Sendable {
         /// switched the pointer after them and before this publish took the lock).
         func checkReads(_ servedID: String?) {
             // A served feed that is not JSON reads as none: made again each time, which is harmless.
-            guard let seen = reads?.join(), let remake, seen.profile != nil, seen.served?.generation.id != servedID
+            guard let seen = reads?.join(), let read, seen.profile != nil, seen.served?.generation.id != servedID
             else { return }
-            remade = remake()
+            remade = read()
         }
 
         /// The lint's warnings, run again with the reads `checkReads` made again, if it did.
@@ -167,12 +172,9 @@ struct PublishCommit: Sendable {
 
     /// The side tasks that lint `upload`.
     private func lintTasks(_ upload: AssetUpload, parsed: ParsedPayload?, group: String, recheck: Bool) -> LintTasks {
-        let reads = SideTask { [self] in storeReads(upload, parsed: parsed, group: group) }
-        let remake = { [self] in storeReads(upload, parsed: parsed, group: group) }
-        return LintTasks(
-            lint: SideTask { [self] in lintReport(upload, parsed: parsed, reads: reads.join()) }, reads: reads,
-            remake: recheck ? remake : nil,
-            relint: { [self] in lintReport(upload, parsed: parsed, reads: $0) })
+        LintTasks(
+            read: { [self] in storeReads(upload, parsed: parsed, group: group) },
+            lint: { [self] in lintReport(upload, parsed: parsed, reads: $0) }, recheck: recheck)
     }
 
     /// The body of a publish's `201`/`200`: `result`, `generationId`, `fingerprint`, the packed
