@@ -54,6 +54,13 @@ package final class HTTPDaemon: Sendable {
             settings: settings, uploads: uploads, responder: responder, watchdog: watchdog,
             memoryBudget: memoryBudget ?? InflightBudget(limit: settings.effectiveMemoryBodyBytes))
         var address = try SocketAddress.resolve(host: settings.host, port: settings.port)
+        // Started before the daemon: a thread that cannot start leaves no daemon to stop (after
+        // init sets every stored property, a throw would run deinit, which stops it once more).
+        do {
+            try watchdog?.start()
+        } catch {
+            throw DaemonStartError(description: "cannot start the connection watchdog: \(error)")
+        }
         let started: OpaquePointer? = address.withSockaddr { sockaddr in
             var options = CMicroHTTPD_Settings(
                 flags: UInt32(
@@ -76,18 +83,13 @@ package final class HTTPDaemon: Sendable {
             }
         }
         guard let started else {
+            watchdog?.stop()
             throw DaemonStartError(
                 description: "cannot listen on \(settings.host):\(settings.port): \(address.bindProblem())")
         }
         self.daemon = started
         self.context = context
         self.port = CMicroHTTPD_bound_port(started)
-        do {
-            try watchdog?.start()
-        } catch {
-            MHD_stop_daemon(started)
-            throw DaemonStartError(description: "cannot start the connection watchdog: \(error)")
-        }
     }
 
     /// Requests currently being handled (between first handler call and completion).
