@@ -145,6 +145,22 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
         return recv(fd, &byte, 1, 0) == 0
     }
 
+    /// What became of the connection, without waiting: an answer waiting to be read, closed by
+    /// the server, still open, or the descriptor no longer a socket of this process (a failure
+    /// message names which).
+    func fate() -> String {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        let error = errno
+        switch count {
+        case 1...: return "an answer arrived"
+        case 0: return "the server closed the connection unanswered"
+        default:
+            if error == EAGAIN || error == EWOULDBLOCK { return "the connection is still open" }
+            return "recv failed: \(String(cString: strerror(error)))"
+        }
+    }
+
     private func fill<T>(until found: ([UInt8]) -> T?) throws -> T {
         while true {
             if let value = found(buffer) { return value }
