@@ -26,6 +26,21 @@ import Testing
         #expect(String(decoding: collector.parts[0].bytes, as: UTF8.self) == "hello world")
     }
 
+    /// A field announced with an empty piece after a file part is one part: the bytes the file
+    /// before it got are not this part's (they once made its first bytes start a second one, and
+    /// a valid publish with the payload last was refused as having two payloads).
+    @Test func aFieldAnnouncedAfterAFilePartIsOnePart() throws {
+        let collector = MultipartCollector(forTestingWithMaxParts: 10, storage: MemoryUploads())
+        feed(collector, "photo", "photo.jpg", "", offset: 0)
+        feed(collector, "photo", "photo.jpg", "jpeg bytes", offset: 0)
+        feed(collector, "payload", nil, "", offset: 0)
+        feed(collector, "payload", nil, #"{"photos":1}"#, offset: 0)
+        let parts = try collector.finish()
+        #expect(parts.map(\.name) == ["photo", "payload"])
+        #expect(parts.first?.file?.byteCount == 10)
+        #expect(String(decoding: parts.last?.bytes ?? [], as: UTF8.self) == #"{"photos":1}"#)
+    }
+
     @Test func partsBeyondTheLimitAreRefused() {
         let collector = MultipartCollector(forTestingWithMaxParts: 2)
         feed(collector, "a", "a", "1", offset: 0)
@@ -63,5 +78,22 @@ import Testing
         #expect(budget.inUse == taken, "held until the taker gives it back")
         budget.release(taken)
         #expect(budget.inUse == 0)
+    }
+}
+
+/// Upload storage in memory: each file's bytes counted, nothing written.
+private struct MemoryUploads: UploadStorage {
+    func makeFolder() throws(UploadStorageError) -> any UploadFolderHandle { Folder() }
+
+    final class Folder: UploadFolderHandle {
+        func makeFile() throws(UploadStorageError) -> any UploadFileWriter { File() }
+    }
+
+    final class File: UploadFileWriter {
+        private var count = 0
+        func append(_ bytes: UnsafeRawBufferPointer) throws(UploadStorageError) { count += bytes.count }
+        func finish() throws(UploadStorageError) -> StoredUpload {
+            StoredUpload(path: "memory", byteCount: count, sha256: "")
+        }
     }
 }

@@ -51,6 +51,7 @@ package final class MultipartCollector: @unchecked Sendable {
     /// as the request that holds it.
     package private(set) var folder: (any UploadFolderHandle)?
     private var openFile: (any UploadFileWriter)?
+    /// Bytes in `openFile` so far (0 when no file is open: they are the current part's only).
     private var openFileBytes = 0
     /// Told of each part as it completes; handed to the request with the parts.
     package let observer: (any MultipartPartObserver)?
@@ -187,6 +188,7 @@ package final class MultipartCollector: @unchecked Sendable {
     private func closeOpenFile() {
         guard let file = openFile else { return }
         openFile = nil
+        openFileBytes = 0
         do throws(UploadStorageError) { parts[parts.count - 1].file = try file.finish() } catch {
             refusal = .uploadNotStored(reason: error.reason)
         }
