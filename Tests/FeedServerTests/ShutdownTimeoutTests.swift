@@ -20,11 +20,14 @@ import Testing
             // The stalled publish itself, admitted (its declared 1,000 bytes reserved), and
             // nothing else: a request counted in flight is not taken for it.
             try waitUntil { server.daemon.requestsInFlight == 1 && server.daemon.inflightBytes == 1000 }
+            let before =
+                "before: \(server.daemon.requestsInFlight) in flight, \(server.daemon.inflightBytes) bytes, \(stalled.fate())"
             let started = Date()
             server.shutdown(timeoutSeconds: 5)
             let elapsed = Date().timeIntervalSince(started)
             #expect(elapsed < 5, "shut down in \(elapsed) s")
-            let fate = "\(stalled.fate()); \(server.daemon.connectionsCut) connection(s) cut by the watchdog"
+            let fate =
+                "\(before); after: \(stalled.fate()); \(server.daemon.connectionsCut) connection(s) cut by the watchdog"
             #expect(elapsed > 3, "the request in flight was waited for (\(elapsed) s): \(fate)")
             withExtendedLifetime(stalled) {}
         }

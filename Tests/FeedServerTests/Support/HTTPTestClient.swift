@@ -146,8 +146,8 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
     }
 
     /// What became of the connection, without waiting: an answer waiting to be read, closed by
-    /// the server, still open, or the descriptor no longer a socket of this process (a failure
-    /// message names which).
+    /// the server, still open, or `recv`'s error (reset by the server, or a descriptor closed in
+    /// this process), for a failure message.
     func fate() -> String {
         var byte: UInt8 = 0
         let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
