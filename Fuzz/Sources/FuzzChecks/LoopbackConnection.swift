@@ -30,16 +30,24 @@ final class LoopbackConnection: @unchecked Sendable {
     deinit { disconnect() }
 
     /// Sends `request` (complete bytes) and reads the response; one retry on a fresh
-    /// connection when the kept-alive one turns out to be closed.
-    func exchange(_ request: [UInt8]) throws(Failure) -> Response {
-        if socket >= 0, let response = try? attempt(request) { return response }
+    /// connection when the kept-alive one turns out to be closed. With `split`, the request goes
+    /// in two writes, the first of `split` bytes, 0.5 ms apart, so the server mostly reads them
+    /// apart (when it does not, the input is checked in one piece).
+    func exchange(_ request: [UInt8], pausingAfter split: Int? = nil) throws(Failure) -> Response {
+        if socket >= 0, let response = try? attempt(request, split) { return response }
         disconnect()
-        return try attempt(request)
+        return try attempt(request, split)
     }
 
-    private func attempt(_ request: [UInt8]) throws(Failure) -> Response {
+    private func attempt(_ request: [UInt8], _ split: Int?) throws(Failure) -> Response {
         if socket < 0 { try connect() }
-        try send(request)
+        if let split, split > 0, split < request.count {
+            try send(Array(request[..<split]))
+            usleep(500)
+            try send(Array(request[split...]))
+        } else {
+            try send(request)
+        }
         let response = try receive()
         if response.headers.contains(where: { $0.0.lowercased() == "connection" && $0.1.lowercased().contains("close") }
         ) {

@@ -11,12 +11,16 @@ import HTTPTransportTesting
 ///
 /// Input byte 0, lowest bit clear: the rest describes parts (split on 0xFF: a selector byte, then
 /// the part's bytes), which are encoded as a well-formed body. Set: the rest is sent as the body,
-/// with `boundary=B`.
+/// with `boundary=B`. Its second bit picks a daemon that streams asset parts to (in-memory)
+/// upload files, as the server does, instead of keeping every part in memory; its third bit sends
+/// the request in two writes, the first ending as many 32nds into the body as its top five bits
+/// say, so libmicrohttpd hands the parts over in pieces cut there.
 enum MultipartTarget {
     static let target = FuzzTarget(
         name: "multipart",
         summary:
-            "multipart/form-data through libmicrohttpd into MultipartCollector: a well-formed body yields exactly its "
+            "multipart/form-data through libmicrohttpd into MultipartCollector, parts in memory or streamed to upload "
+            + "files, the body in one write or two: a well-formed body yields exactly its "
             + "parts (name, filename, content type, bytes; more than --max-parts is a 413), except that a part with no "
             + "bytes followed by one with the same name and filename reads as one part (documented); any body yields "
             + "200 with parts no larger than the body, or a 400/413 problem with a JSON body.",
@@ -28,8 +32,14 @@ enum MultipartTarget {
         "image/png", "application/json", "text/plain; charset=utf-8", "application/octet-stream",
     ]
 
-    /// The daemon and a connection to it, started on first use.
-    private static let server: (daemon: HTTPDaemon, connection: LoopbackConnection)? = {
+    /// Where the streaming daemon's asset parts go.
+    private static let uploads = MemoryUploads()
+    /// A daemon that keeps every part in memory, and a connection to it, started on first use.
+    private static let inMemory = start(uploads: nil)
+    /// A daemon that streams asset parts to `uploads`, as the server does.
+    private static let streaming = start(uploads: uploads)
+
+    private static func start(uploads: MemoryUploads?) -> (daemon: HTTPDaemon, connection: LoopbackConnection)? {
         var settings = TransportSettings()
         settings.port = 0
         settings.threads = 2
@@ -39,13 +49,20 @@ enum MultipartTarget {
         let responder = ClosureResponder { request in
             // Recorded under the request's number (its path), and echoed: a check reads the parts
             // of its own request, and a response that answers another request is a finding.
-            received.withLock { $0[request.rawPath] = request.parts }
+            let parts = request.parts?.map { part in
+                var part = part
+                if let file = part.file { part.bytes = uploads?.take(file.path) ?? [] }
+                return part
+            }
+            received.withLock { $0[request.rawPath] = parts }
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain")], body: Array(request.rawPath.utf8))
         }
-        guard let daemon = try? HTTPDaemon(settings: settings, uploads: nil, responder: responder) else { return nil }
+        guard let daemon = try? HTTPDaemon(settings: settings, uploads: uploads, responder: responder) else {
+            return nil
+        }
         return (daemon, LoopbackConnection(port: daemon.port))
-    }()
+    }
 
     /// The parts the handler saw, by request path. Not one slot for "the last request": a
     /// request sent on a connection that the client then gave up on (`LoopbackConnection` retries
@@ -63,19 +80,29 @@ enum MultipartTarget {
     }
 
     static func check(_ input: [UInt8]) throws(PropertyViolation) {
-        guard let server else {
+        let mode = input.first ?? 0
+        uploads.removeAll()
+        guard let server = mode & 2 == 0 ? inMemory : streaming else {
             throw PropertyViolation(property: "the daemon starts on a loopback port", observed: "it did not")
         }
-        if let mode = input.first, mode & 1 == 1 {
-            try checkRawBody(Array(input.dropFirst()), connection: server.connection)
+        let sending = Sending(connection: server.connection, split: mode & 4 == 0 ? nil : Int(mode >> 3))
+        if mode & 1 == 1 {
+            try checkRawBody(Array(input.dropFirst()), sending)
         } else {
-            try checkGeneratedParts(parts(from: Array(input.dropFirst())), connection: server.connection)
+            try checkGeneratedParts(parts(from: Array(input.dropFirst())), sending)
         }
     }
 
-    private static func checkGeneratedParts(_ parts: [Part], connection: LoopbackConnection) throws(PropertyViolation) {
+    /// How a body is sent: on which connection, and in one write (nil) or two, the first ending
+    /// `split` 32nds into the body.
+    struct Sending {
+        let connection: LoopbackConnection
+        let split: Int?
+    }
+
+    private static func checkGeneratedParts(_ parts: [Part], _ sending: Sending) throws(PropertyViolation) {
         let (body, boundary) = encode(parts)
-        let (response, path) = try send(body, boundary: boundary, connection: connection)
+        let (response, path) = try send(body, boundary: boundary, sending)
         let expected = collected(parts)
         guard expected.count <= maxParts else {
             try expect(
@@ -94,8 +121,8 @@ enum MultipartTarget {
             observed: "got \(describe(got ?? [])) expected \(describe(expected)) for \(shown(body))")
     }
 
-    private static func checkRawBody(_ body: [UInt8], connection: LoopbackConnection) throws(PropertyViolation) {
-        let (response, path) = try send(body, boundary: "B", connection: connection)
+    private static func checkRawBody(_ body: [UInt8], _ sending: Sending) throws(PropertyViolation) {
+        let (response, path) = try send(body, boundary: "B", sending)
         switch response.status {
         case 200:
             let parts = try handlerParts(for: path, response: response)
@@ -132,7 +159,7 @@ enum MultipartTarget {
     }
 
     private static func send(
-        _ body: [UInt8], boundary: String, connection: LoopbackConnection
+        _ body: [UInt8], boundary: String, _ sending: Sending
     ) throws(PropertyViolation) -> (LoopbackConnection.Response, path: String) {
         let number = sequence.withLock { number in
             number += 1
@@ -142,8 +169,9 @@ enum MultipartTarget {
         let head =
             "PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
             + "Content-Length: \(body.count)\r\n\r\n"
+        let split = sending.split.map { head.utf8.count + body.count * $0 / 32 }
         do {
-            return (try connection.exchange(Array(head.utf8) + body), path)
+            return (try sending.connection.exchange(Array(head.utf8) + body, pausingAfter: split), path)
         } catch {
             throw PropertyViolation(
                 property: "every multipart request gets a response", observed: "\(error) for \(shown(body))")
