@@ -51,7 +51,12 @@ enum MultipartTarget {
             // of its own request, and a response that answers another request is a finding.
             let parts = request.parts?.map { part in
                 var part = part
-                if let file = part.file { part.bytes = uploads?.take(file.path) ?? [] }
+                guard let file = part.file else { return part }
+                if let bytes = uploads?.take(file.path) {
+                    part.bytes = bytes
+                } else {
+                    filesMissing.withLock { _ = $0.insert(request.rawPath) }
+                }
                 return part
             }
             received.withLock { $0[request.rawPath] = parts }
@@ -68,6 +73,8 @@ enum MultipartTarget {
     /// request sent on a connection that the client then gave up on (`LoopbackConnection` retries
     /// on a fresh one) may still reach the handler later, while the next input is checked.
     private static let received = Lock<[String: [MultipartPart]?]>([:])
+    /// Requests whose handler found a part's upload file missing (never stored, or read twice).
+    private static let filesMissing = Lock<Set<String>>([])
     /// Numbers the requests (`/upload/<n>`), one input at a time.
     private static let sequence = Lock(0)
 
@@ -155,6 +162,11 @@ enum MultipartTarget {
         }
         try expect(
             seen != nil, "the handler was given the request that was sent", observed: "no handler call for \(path)")
+        let missing = filesMissing.withLock { missing in
+            defer { missing.removeAll() }
+            return missing.contains(path)
+        }
+        try expect(!missing, "each part streamed to a file reaches the handler with its file", observed: path)
         return seen ?? nil
     }
 
