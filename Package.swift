@@ -129,7 +129,7 @@ let package = Package(
         // A responder answered by a closure, for tests and fuzz targets of the transport alone.
         .target(
             name: "HTTPTransportTesting",
-            dependencies: ["HTTPTransport"]
+            dependencies: ["HTTPTransport", "ConcurrencyPrimitives"]
         ),
         // Synthetic images made by libvips (C), for tests and benchmarks.
         .target(

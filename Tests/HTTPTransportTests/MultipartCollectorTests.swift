@@ -1,3 +1,4 @@
+import HTTPTransportTesting
 import Testing
 
 @testable import HTTPTransport
@@ -78,22 +79,5 @@ import Testing
         #expect(budget.inUse == taken, "held until the taker gives it back")
         budget.release(taken)
         #expect(budget.inUse == 0)
-    }
-}
-
-/// Upload storage in memory: each file's bytes counted, nothing written.
-private struct MemoryUploads: UploadStorage {
-    func makeFolder() throws(UploadStorageError) -> any UploadFolderHandle { Folder() }
-
-    final class Folder: UploadFolderHandle {
-        func makeFile() throws(UploadStorageError) -> any UploadFileWriter { File() }
-    }
-
-    final class File: UploadFileWriter {
-        private var count = 0
-        func append(_ bytes: UnsafeRawBufferPointer) throws(UploadStorageError) { count += bytes.count }
-        func finish() throws(UploadStorageError) -> StoredUpload {
-            StoredUpload(path: "memory", byteCount: count, sha256: "")
-        }
     }
 }

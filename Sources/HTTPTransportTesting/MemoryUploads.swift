@@ -1,21 +1,24 @@
 import ConcurrencyPrimitives
 import HTTPTransport
 
-/// Upload storage that keeps each streamed part's bytes in memory, so a fuzz check can compare
-/// a part that went to a "file" with the bytes that were sent. A file's `path` is its key here.
-final class MemoryUploads: UploadStorage {
+/// Upload storage that keeps each streamed part's bytes in memory, so a test or fuzz check can
+/// compare a part that went to a "file" with the bytes that were sent. A file's `path` is its key here.
+package final class MemoryUploads: UploadStorage {
+    /// Empty storage.
+    package init() {}
+
     private let files = Lock<[String: [UInt8]]>([:])
     private let counter = Lock(0)
 
-    func makeFolder() throws(UploadStorageError) -> any UploadFolderHandle { Folder(storage: self) }
+    package func makeFolder() throws(UploadStorageError) -> any UploadFolderHandle { Folder(storage: self) }
 
     /// The bytes of the file at `path`, removed from memory (each is read once); nil if unknown.
-    func take(_ path: String) -> [UInt8]? {
+    package func take(_ path: String) -> [UInt8]? {
         files.withLock { $0.removeValue(forKey: path) }
     }
 
     /// Forgets every file (before each input: files of a refused body are never taken).
-    func removeAll() {
+    package func removeAll() {
         files.withLock { $0.removeAll() }
     }
 
@@ -30,21 +33,23 @@ final class MemoryUploads: UploadStorage {
     }
 
     /// One request's folder.
-    final class Folder: UploadFolderHandle {
+    package final class Folder: UploadFolderHandle {
         let storage: MemoryUploads
         init(storage: MemoryUploads) { self.storage = storage }
-        func makeFile() throws(UploadStorageError) -> any UploadFileWriter { File(storage: storage) }
+        package func makeFile() throws(UploadStorageError) -> any UploadFileWriter { File(storage: storage) }
     }
 
     /// One part's bytes as they arrive.
-    final class File: UploadFileWriter {
+    package final class File: UploadFileWriter {
         private let storage: MemoryUploads
         private var bytes: [UInt8] = []
         init(storage: MemoryUploads) { self.storage = storage }
 
-        func append(_ piece: UnsafeRawBufferPointer) throws(UploadStorageError) { bytes.append(contentsOf: piece) }
+        package func append(_ piece: UnsafeRawBufferPointer) throws(UploadStorageError) {
+            bytes.append(contentsOf: piece)
+        }
 
-        func finish() throws(UploadStorageError) -> StoredUpload {
+        package func finish() throws(UploadStorageError) -> StoredUpload {
             StoredUpload(path: storage.store(bytes), byteCount: bytes.count, sha256: "")
         }
     }
