@@ -13,8 +13,12 @@
 // Its worker thread runs at normal priority, as feed-server's work pool does, and generations
 // are numbered from 1 on every start: FOLDER must be new.
 //
+// With `inline` after FOLDER, the sequence runs on libmicrohttpd's thread instead, inside the
+// handler: what the hand-off costs is the difference between the two (feed-server may not do
+// this: its disk work would stall every connection of that thread).
+//
 // Build: cc -O2 -o publish-floor bench/publish-floor.c -lmicrohttpd -lpthread
-// Run:   publish-floor PORT THREADS FOLDER
+// Run:   publish-floor PORT THREADS FOLDER [inline]
 #include "floor-daemon.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +48,7 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static struct publish *queue_head, *queue_tail;
 static const char *group;
 static unsigned long sequence;
+static int inline_writes;
 
 static int write_durably(const char *path, const char *bytes, size_t length) {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -66,7 +71,7 @@ static int sync_folder(const char *path) {
 static int bare_sequence(const char *body, size_t length) {
     char generations[4096], temporary[4200], final[4200], file[4300], pointer[4200], pointer_tmp[4200];
     char pointer_body[128];
-    unsigned long n = ++sequence;
+    unsigned long n = __atomic_add_fetch(&sequence, 1, __ATOMIC_RELAXED);
     snprintf(generations, sizeof generations, "%s/generations", group);
     snprintf(temporary, sizeof temporary, "%s/%lu.tmp", generations, n);
     snprintf(final, sizeof final, "%s/%lu", generations, n);
@@ -129,7 +134,10 @@ static enum MHD_Result publish(struct MHD_Connection *connection, const char *up
         *upload_size = 0;
         return MHD_YES;
     }
-    if (!job->submitted) {  // The body is complete: the worker writes it.
+    if (!job->submitted && inline_writes) {  // The body is complete: written here, at once.
+        job->submitted = 1;
+        job->failed = bare_sequence(job->body, job->length) != 0;
+    } else if (!job->submitted) {  // The body is complete: the worker writes it.
         job->submitted = 1;
         MHD_suspend_connection(connection);
         pthread_mutex_lock(&lock);
@@ -162,11 +170,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, cons
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s PORT THREADS FOLDER\n", argv[0]);
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "inline") == 0)) {
+        fprintf(stderr, "usage: %s PORT THREADS FOLDER [inline]\n", argv[0]);
         return 2;
     }
     group = argv[3];
+    inline_writes = argc == 5;
     char generations[4096];
     snprintf(generations, sizeof generations, "%s/generations", group);
     if ((mkdir(group, 0755) != 0 && errno != EEXIST) || (mkdir(generations, 0755) != 0 && errno != EEXIST)) {

@@ -10,7 +10,9 @@ Runs alternate in batches so that disk noise hits both sides alike. Prints Markd
 With BUSY=n, n busy loops at normal priority run for the whole measurement, on every side (a
 machine running a parallel build beside the server).
 With FLOOR_BINARY (bench/publish-floor.c) the same PUTs also go, in their own batches, to the
-libmicrohttpd publish floor: that sequence run by a worker thread behind a suspended connection.
+libmicrohttpd publish floor: that sequence run by a worker thread behind a suspended connection;
+and, in batches of their own, to that floor writing on libmicrohttpd's thread (`inline`), so the
+hand-off's own cost is measured in the same run.
 Usage: publish-latency.py BINARY WORKDIR [ROUNDS] [PER_ROUND]
 """
 import atexit, http.client, json, os, socket, statistics, subprocess, sys, time, re
@@ -69,16 +71,21 @@ def bare_once(i, body):
     fsync_dir(bare_group)
 
 floor_binary = os.environ.get("FLOOR_BINARY")
-floor_server, floor_connection = None, None
-if floor_binary:
+
+def start_floor(name, *mode):
+    """The C floor serving a fresh folder `name` (`inline`: on libmicrohttpd's thread), and a
+    connection to it."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         floor_port = probe.getsockname()[1]
-    os.makedirs(os.path.join(work, "floor"), exist_ok=True)
-    floor_server = subprocess.Popen([floor_binary, str(floor_port), str(os.cpu_count() or 2), os.path.join(work, "floor", "g")],
-                                    stdout=subprocess.PIPE, text=True)
-    floor_server.stdout.readline()
-    floor_connection = http.client.HTTPConnection("127.0.0.1", floor_port)
+    os.makedirs(os.path.join(work, name), exist_ok=True)
+    process = subprocess.Popen([floor_binary, str(floor_port), str(os.cpu_count() or 2), os.path.join(work, name, "g"), *mode],
+                               stdout=subprocess.PIPE, text=True)
+    process.stdout.readline()
+    return process, http.client.HTTPConnection("127.0.0.1", floor_port)
+
+floor_server, floor_connection = start_floor("floor") if floor_binary else (None, None)
+inline_server, inline_connection = start_floor("inline", "inline") if floor_binary else (None, None)
 
 busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(int(os.environ.get("BUSY", "0")))]
 atexit.register(lambda: [loop.kill() for loop in busy])  # also when a request below fails
@@ -135,8 +142,8 @@ class Cost:
         return (f"CPU {self.cpu / self.count * 1e6:.0f} ± {within:.0f} µs, "
                 f"{'≥ ' if self.lost else ''}{self.switches / self.count:.2f} context switches")
 
-publish, bare, roundtrip, floor_publish = [], [], [], []
-ours_cost, floor_cost = Cost(), Cost()
+publish, bare, roundtrip, floor_publish, inline_publish = [], [], [], [], []
+ours_cost, floor_cost, inline_cost = Cost(), Cost(), Cost()
 sequence = 0
 
 def put_batch(http, times):
@@ -162,12 +169,14 @@ try:
             bare.append(time.perf_counter() - start)
         if floor_connection:
             floor_cost.measure(floor_server.pid, lambda: put_batch(floor_connection, floor_publish))
+            inline_cost.measure(inline_server.pid, lambda: put_batch(inline_connection, inline_publish))
 finally:
     server.terminate()
     server.wait()
-    if floor_server:
-        floor_server.terminate()
-        floor_server.wait()
+    for floor_process in (floor_server, inline_server):
+        if floor_process:
+            floor_process.terminate()
+            floor_process.wait()
 
 size = len(payload(1))
 ms = lambda s: f"{s * 1000:.2f}"
@@ -178,6 +187,7 @@ print(f"| bare flush-and-rename sequence | {len(bare)} | {ms(percentile(bare, 50
 print(f"| HTTP round trip alone (GET /healthz) | {len(roundtrip)} | {ms(percentile(roundtrip, 50))} | {ms(percentile(roundtrip, 99))} | {ms(statistics.mean(roundtrip))} |")
 if floor_publish:
     print(f"| PUT to the libmicrohttpd publish floor (bench/publish-floor.c) | {len(floor_publish)} | {ms(percentile(floor_publish, 50))} | {ms(percentile(floor_publish, 99))} | {ms(statistics.mean(floor_publish))} |")
+    print(f"| PUT to that floor writing on libmicrohttpd's thread (`inline`) | {len(inline_publish)} | {ms(percentile(inline_publish, 50))} | {ms(percentile(inline_publish, 99))} | {ms(statistics.mean(inline_publish))} |")
 print()
 floor = percentile(bare, 50) + percentile(roundtrip, 50)
 print(f"p50 ratio: {percentile(publish, 50) / floor:.2f} against the floor (bare sequence + round trip, {ms(floor)} ms); "
@@ -186,4 +196,7 @@ print(f"p50 ratio: {percentile(publish, 50) / floor:.2f} against the floor (bare
 if floor_publish:
     print(f"hand-off floor ratio: {percentile(publish, 50) / percentile(floor_publish, 50):.2f} against the libmicrohttpd publish floor "
           f"({ms(percentile(floor_publish, 50))} ms: the bare sequence on a worker thread behind a suspended connection)")
-print(f"server cost per publish: {ours_cost.line()}" + (f"; the libmicrohttpd publish floor: {floor_cost.line()}" if floor_publish else ""))
+    print(f"C floors against the floor: {percentile(floor_publish, 50) / floor:.2f} with the hand-off, "
+          f"{percentile(inline_publish, 50) / floor:.2f} writing on libmicrohttpd's thread")
+print(f"server cost per publish: {ours_cost.line()}" + (f"; the libmicrohttpd publish floor: {floor_cost.line()}; "
+      f"writing on libmicrohttpd's thread: {inline_cost.line()}" if floor_publish else ""))

@@ -2,7 +2,8 @@
 # Publish latency (p50, p99) of a 4 KB JSON feed vs. the bare flush-and-rename sequence.
 # WORKDIR picks the disk (default: a folder under the repository, i.e. the project's disk).
 # Beside it, the libmicrohttpd publish floor (bench/publish-floor.c): the same sequence behind a
-# hand-off to a worker thread, which is what keeping disk work off libmicrohttpd's threads costs.
+# hand-off to a worker thread, and the same floor writing on libmicrohttpd's thread: the two differ
+# by what keeping disk work off libmicrohttpd's threads costs.
 # BUSY=n runs n busy loops beside every side of the measurement (a build on the same machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
