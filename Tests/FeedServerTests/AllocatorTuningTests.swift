@@ -42,7 +42,7 @@ import Testing
     /// whose first word points a few bytes further on are counted, one per arena. Mappings that
     /// merely end on a boundary, and an arena's second heap, are not.
     private static func threadArenas(_ pid: Int32) -> Int {
-        let memory = open("/proc/\(pid)/mem", O_RDONLY)
+        let memory = open("/proc/\(pid)/mem", O_RDONLY | O_CLOEXEC)
         guard memory >= 0 else { return -1 }
         defer { close(memory) }
         return heapBoundaries(pid).filter { base in

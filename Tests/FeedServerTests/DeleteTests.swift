@@ -81,7 +81,7 @@ import Testing
         try withTestServer { server, client in
             #expect(try client.put("/feeds/g", json: "[1]").status == 201)
             #expect(try client.put("/feeds/other", json: "[1]").status == 201)
-            let descriptor = open(server.options.root + "/g/publish.lock", O_RDWR)
+            let descriptor = open(server.options.root + "/g/publish.lock", O_RDWR | O_CLOEXEC)
             #expect(descriptor >= 0)
             defer { close(descriptor) }
             #expect(flock(descriptor, LOCK_EX) == 0, "the test plays another writer")

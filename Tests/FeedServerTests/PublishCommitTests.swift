@@ -54,7 +54,7 @@ import Testing
         let first = try publish(commit, "one", stamp: 1, beside: nil).generation
         #expect(try publish(commit, "two", stamp: 2, beside: nil).warnings == [])
         let group = scratch.path + "/data/g"
-        let lock = open(group + "/publish.lock", O_RDWR)
+        let lock = open(group + "/publish.lock", O_RDWR | O_CLOEXEC)
         #expect(lock >= 0 && flock(lock, LOCK_EX) == 0, "another writer holds the group")
         let pool = try WorkPool(threads: 1, queueLimit: 4)
         defer { pool.stop() }

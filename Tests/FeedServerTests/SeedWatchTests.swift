@@ -79,7 +79,7 @@ import Testing
         try withTestServer { server, client in
             let watcher = try watcher(server, seed, hook)
             defer {
-                let writer = open(kept, O_WRONLY | O_NONBLOCK)
+                let writer = open(kept, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
                 if writer >= 0 { close(writer) }
                 watcher.stop(until: MonotonicClock.nanos() + 5_000_000_000)
             }

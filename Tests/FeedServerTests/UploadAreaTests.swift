@@ -36,7 +36,7 @@ import Testing
         let base = scratch.path + "/.feed-server-uploads"
         let other = base + "/4244-starting"
         try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
-        let turn = open(base + "/prepare.lock", O_RDWR | O_CREAT, 0o600)
+        let turn = open(base + "/prepare.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         #expect(turn >= 0 && flock(turn, LOCK_EX) == 0)
 
         let prepared = Lock(false)
@@ -50,7 +50,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: other), "the other server's folder is left alone")
 
         // The other server locks its folder and ends its turn: the start goes on, and keeps it.
-        let owner = open(other + "/owner.lock", O_RDWR | O_CREAT, 0o600)
+        let owner = open(other + "/owner.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         #expect(owner >= 0 && flock(owner, LOCK_EX | LOCK_NB) == 0)
         close(turn)
         try waitUntil(seconds: 5) { prepared.withLock { $0 } }

@@ -160,7 +160,7 @@ import Testing
         try FileManager.default.moveItem(atPath: file.current, toPath: file.directory + "/saved")
         try FileManager.default.createDirectory(atPath: file.current, withIntermediateDirectories: false)
         #expect(throws: (any Error).self) { try file.append(entry(2)) }
-        let lock = open(file.lockFile, O_RDWR)
+        let lock = open(file.lockFile, O_RDWR | O_CLOEXEC)
         defer { close(lock) }
         #expect(flock(lock, LOCK_EX | LOCK_NB) == 0, "nobody holds the lock after the failure")
         flock(lock, LOCK_UN)
@@ -177,7 +177,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let file = JournalFile(root: root)
         try file.append(entry(0))
-        let lock = open(file.lockFile, O_RDWR)
+        let lock = open(file.lockFile, O_RDWR | O_CLOEXEC)
         defer { close(lock) }
         #expect(flock(lock, LOCK_EX) == 0)
         let started = Date()

@@ -44,7 +44,7 @@ import Testing
         /// Opens every FIFO's write end once, which lets a reader blocked opening it go on.
         func releaseFIFOs(_ relatives: [String]) {
             for relative in relatives {
-                let descriptor = open(seed + "/" + relative, O_WRONLY | O_NONBLOCK)
+                let descriptor = open(seed + "/" + relative, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
                 if descriptor >= 0 { close(descriptor) }
             }
         }

@@ -40,6 +40,8 @@ import Glibc
     @Test func theDescriptorIsClosed() throws {
         var ends: [Int32] = [-1, -1]
         try #require(pipe(&ends) == 0)
+        // Close-on-exec: a child another test spawns meanwhile would hold the write end open.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         defer { close(ends[0]) }
         try Syscall.close(ends[1], "pipe")
         var byte: UInt8 = 0

@@ -35,7 +35,9 @@ final class HTTPTestConnection: @unchecked Sendable {  // used by one thread at 
     /// `timeoutSeconds`: how long a read waits for bytes before it fails; `receiveBufferBytes`:
     /// the socket's receive buffer, set before connecting (a small one makes a stalled reader).
     init(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Int = 20, receiveBufferBytes: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a child another test spawns meanwhile (a hook's `sleep 5 &`) would keep the
+        // connection open after this test closes it.
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPTestError(description: "socket failed") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

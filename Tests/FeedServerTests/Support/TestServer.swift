@@ -76,7 +76,7 @@ final class ChildServer: @unchecked Sendable {
         try? outputPipe.fileHandleForWriting.close()
         // The reader owns a duplicate of the descriptor and closes it itself, so it never reads
         // a descriptor the pipe object has already closed (or one reused since).
-        let fd = dup(outputPipe.fileHandleForReading.fileDescriptor)
+        let fd = fcntl(outputPipe.fileHandleForReading.fileDescriptor, F_DUPFD_CLOEXEC, 0)
         let thread = Thread { [weak self] in
             defer { close(fd) }
             var buffer = [UInt8](repeating: 0, count: 65536)
