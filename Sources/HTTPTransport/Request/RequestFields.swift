@@ -12,8 +12,9 @@ import Glibc
 package struct RequestFields: @unchecked Sendable {
     private enum Source {
         case live(connection: OpaquePointer, kind: MHD_ValueKind)
-        /// Lowercased header names (or query names as sent) → first value, already decoded.
-        case copied([String: String], caseInsensitive: Bool, undecodable: String?)
+        /// Lowercased header names (or query names as sent) → first value, already decoded; and
+        /// every decodable name in order, valueless ones (`?strict`) included.
+        case copied([String: String], caseInsensitive: Bool, undecodable: String?, names: [String])
     }
 
     private let source: Source
@@ -22,8 +23,8 @@ package struct RequestFields: @unchecked Sendable {
         source = .live(connection: connection, kind: kind)
     }
 
-    private init(copied values: [String: String], caseInsensitive: Bool, undecodable: String? = nil) {
-        source = .copied(values, caseInsensitive: caseInsensitive, undecodable: undecodable)
+    private init(copied values: [String: String], caseInsensitive: Bool, undecodable: String?, names: [String]) {
+        source = .copied(values, caseInsensitive: caseInsensitive, undecodable: undecodable, names: names)
     }
 
     /// Fields without a connection, for fuzz targets and tests: raw name/value pairs as
@@ -33,15 +34,17 @@ package struct RequestFields: @unchecked Sendable {
         let caseInsensitive = kind == .HEADER_KIND
         var values: [String: String] = [:]
         var undecodable: String?
+        var names: [String] = []
         for (name, raw) in pairs {
             let key = caseInsensitive ? name.lowercased() : name
             guard let value = raw.withCString({ Self.decoded($0, kind: kind) }) else {
                 undecodable = undecodable ?? name
                 continue
             }
+            names.append(key)
             if values[key] == nil { values[key] = value }
         }
-        self.init(copied: values, caseInsensitive: caseInsensitive, undecodable: undecodable)
+        self.init(copied: values, caseInsensitive: caseInsensitive, undecodable: undecodable, names: names)
     }
 
     /// The first value of `name` (headers: case-insensitive); query values are percent-decoded
@@ -54,7 +57,7 @@ package struct RequestFields: @unchecked Sendable {
                 return nil
             }
             return Self.decoded(value, kind: kind)
-        case .copied(let values, let caseInsensitive, _):
+        case .copied(let values, let caseInsensitive, _, _):
             return values[caseInsensitive ? name.lowercased() : name]
         }
     }
@@ -102,8 +105,21 @@ package struct RequestFields: @unchecked Sendable {
             let collector = FieldCollector(caseInsensitive: false, kind: kind, keepsValues: false)
             MHD_get_connection_values(connection, kind, collectField, Unmanaged.passUnretained(collector).toOpaque())
             return collector.undecodable
-        case .copied(_, _, let undecodable):
+        case .copied(_, _, let undecodable, _):
             return undecodable
+        }
+    }
+
+    /// Every name sent, in order, as sent (headers lowercased), a valueless one (`?strict`)
+    /// included: a route that takes a fixed set of parameters refuses the others by these.
+    package var names: [String] {
+        switch source {
+        case .live(let connection, let kind):
+            let collector = FieldCollector(caseInsensitive: kind == .HEADER_KIND, kind: kind, keepsValues: false)
+            MHD_get_connection_values(connection, kind, collectField, Unmanaged.passUnretained(collector).toOpaque())
+            return collector.names
+        case .copied(_, _, _, let names):
+            return names
         }
     }
 
@@ -113,7 +129,8 @@ package struct RequestFields: @unchecked Sendable {
         let collector = FieldCollector(caseInsensitive: kind == .HEADER_KIND, kind: kind, keepsValues: true)
         MHD_get_connection_values(connection, kind, collectField, Unmanaged.passUnretained(collector).toOpaque())
         return RequestFields(
-            copied: collector.values, caseInsensitive: kind == .HEADER_KIND, undecodable: collector.undecodable)
+            copied: collector.values, caseInsensitive: kind == .HEADER_KIND, undecodable: collector.undecodable,
+            names: collector.names)
     }
 
     fileprivate static func decoded(_ value: UnsafePointer<CChar>, kind: MHD_ValueKind) -> String? {
@@ -125,6 +142,8 @@ package struct RequestFields: @unchecked Sendable {
 /// What `MHD_get_connection_values` reports, first value per name.
 private final class FieldCollector {
     var values: [String: String] = [:]
+    /// Every decodable name, in order, valueless ones included.
+    var names: [String] = []
     /// The first name whose value does not decode.
     var undecodable: String?
     let caseInsensitive: Bool
@@ -152,11 +171,15 @@ private let collectField: MHD_KeyValueIterator = { cls, _, key, value in
         if collector.undecodable == nil { collector.undecodable = name }
         return mhdYes
     }
-    guard let value else { return mhdYes }
+    guard let value else {
+        collector.names.append(normalized)
+        return mhdYes
+    }
     guard let decoded = RequestFields.decoded(value, kind: collector.kind) else {
         if collector.undecodable == nil { collector.undecodable = name }
         return mhdYes
     }
+    collector.names.append(normalized)
     if collector.keepsValues, collector.values[normalized] == nil { collector.values[normalized] = decoded }
     return mhdYes
 }

@@ -43,6 +43,7 @@ extension FeedRoutes {
     func publishParameters(_ routed: RoutedRequest) throws(Problem) -> (group: String, parameters: PublishParameters) {
         let request = routed.request
         let group = try Self.validGroup(routed.parameters[0])
+        try KnownParameters.publish.check(request.query)
         let schemaVersion = try ReadParameters.schemaVersion(
             header: request.headers["X-Schema-Version"], query: request.query["schemaVersion"])
         let uploadOptions = try AssetUpload.options(from: request.query)
