@@ -3,6 +3,8 @@
 package enum ArchiveError: Error, Equatable, Sendable {
     /// libarchive could not read the tar (its message, which names entries, never server paths).
     case malformed(reason: String)
+    /// The body has no bytes at all (a client sending a file that is not there sends nothing).
+    case empty
     /// An entry's path is empty or not UTF-8.
     case unreadablePath
     /// An entry's path starts with `/`.

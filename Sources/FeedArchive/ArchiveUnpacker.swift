@@ -1,5 +1,11 @@
 import FeedStore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The bounds an archive is read within.
 package struct ArchiveLimits: Sendable {
     /// Most entries (`--max-parts` in the server).
@@ -34,11 +40,20 @@ package struct UnpackedArchive {
 package enum ArchiveUnpacker {
     /// A reader over the uploaded file at `path`, or over `bytes` without one.
     package static func reader(path: String?, bytes: [UInt8]) throws(ArchiveError) -> TarReader {
+        // libarchive calls no bytes an unrecognized format; the client's mistake is elsewhere.
+        if isEmpty(path: path, bytes: bytes) { throw .empty }
         do {
             return try path.map { try TarReader(path: $0) } ?? TarReader(bytes: bytes)
         } catch {
             throw .malformed(reason: "\(error)")
         }
+    }
+
+    /// Whether the body (the file at `path`, or `bytes` without one) has no bytes.
+    private static func isEmpty(path: String?, bytes: [UInt8]) -> Bool {
+        guard let path else { return bytes.isEmpty }
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_size == 0
     }
 
     /// Reads the tar entry by entry. Absolute paths, `..`, links, devices, sparse entries and

@@ -273,6 +273,16 @@ struct HandTar {
         #expect(try uploadsEmptied(scratch.path))
     }
 
+    /// `curl --data-binary @missing.tar` sends no bytes: the answer says so, not "no tar".
+    @Test func anEmptyBodyIsCalledEmpty() throws {
+        try withTestServer { _, client in
+            let response = try putTar(client, "/feeds/target/archive", [])
+            #expect(response.status == 400)
+            #expect(response.json["type"] as? String == "https://feed-server.invalid/problems/invalid-archive")
+            #expect((response.json["detail"] as? String)?.hasPrefix("The body is empty") == true, "\(response.text)")
+        }
+    }
+
     /// A PNG of `width` × `height` pixels by its header alone: IHDR says so, nothing else is
     /// there to decode (a decompression bomb's shape).
     static func pngHeader(width: UInt32, height: UInt32) -> [UInt8] {

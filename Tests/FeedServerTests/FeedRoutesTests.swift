@@ -118,6 +118,18 @@ import Testing
         }
     }
 
+    @Test func aNotFoundNamesAnUnusablePointer() throws {
+        try withTestServer { server, client in
+            try FileManager.default.createDirectory(
+                atPath: server.options.root + "/g", withIntermediateDirectories: true)
+            try Data("{\"current\":".utf8).write(to: URL(fileURLWithPath: server.options.root + "/g/current.json"))
+            let missing = try client.get("/feeds/g")
+            #expect(missing.status == 404)
+            let detail = try #require(missing.json["detail"] as? String)
+            #expect(detail.contains("Skipped: current.json is not a valid pointer"), "\(detail)")
+        }
+    }
+
     @Test func schemaVersionFilter() throws {
         try withTestServer { _, client in
             let v1 = try client.put("/feeds/g", json: #"{"items":["a"]}"#)

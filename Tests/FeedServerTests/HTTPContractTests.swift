@@ -17,6 +17,8 @@ import Testing
             #expect(again.status == 412)
             #expect(again.header("ETag") == tag)
             #expect(again.header("Content-Type") == "application/problem+json")
+            let detail = again.json["detail"] as? String ?? ""
+            #expect(detail.contains("If-None-Match: * asks for a group with no feed"), "\(detail)")
             #expect(try client.put("/feeds/g", json: "[2]", headers: [("If-Match", "\"stale\"")]).status == 412)
             #expect(
                 try client.put("/feeds/g", json: "[2]", headers: [("If-Match", "W/\(tag)")]).status == 412,

@@ -29,6 +29,10 @@ import Testing
             #expect(spans.first?["showing"] as? String == publishes[1]["generationId"] as? String)
             let strict = try client.put("/feeds/g?lint=strict", json: #"{"quotes":[{"text":"two"}],"stamp":4}"#)
             #expect(strict.status == 422, "a wasted reload is a warning like any other")
+            let detail = (strict.json["warnings"] as? [[String: Any]])?.first?["detail"] as? String ?? ""
+            let served = publishes.last?["generationId"] as? String ?? "?"
+            #expect(detail.contains("as generation \(served), served before it, had them"), "\(detail)")
+            #expect(detail.contains("GET /feeds/g/refreshes"), "\(detail)")
             // A new test starts from an empty ledger.
             #expect(try client.request("DELETE", "/journal").status == 204)
             #expect((try client.get("/feeds/g/refreshes").json["publishes"] as? [Any])?.isEmpty == true)

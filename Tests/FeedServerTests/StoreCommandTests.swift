@@ -98,7 +98,7 @@ import Testing
         #expect(strict.status == 1)
         #expect((strict.json["type"] as? String)?.hasSuffix("/platform-limits") == true)
         #expect((strict.json["warnings"] as? [[String: Any]])?.first?["code"] as? String == "asset-not-found")
-        #expect(strict.stderr.contains("refused (422 platform-limits)"))
+        #expect(strict.stderr.contains("group 'g' refused (422 platform-limits)"), "\(strict.stderr)")
         #expect(!FileManager.default.fileExists(atPath: root + "/g/current.json"))
         let invalid = try CommandRun.run(["publish", "--root", root, "g", try Self.file(scratch, "bad.json", "[1,]")])
         #expect(invalid.status == 1)
@@ -126,9 +126,12 @@ import Testing
         #expect((strictClean.json["warnings"] as? [Any])?.isEmpty == true)
         // What the store would refuse is no lint pass.
         let scratch = ScratchDirectory()
-        let invalid = try CommandRun.run(["lint", try Self.file(scratch, "payload.json", #"{"a":1,"a":2}"#)])
+        let invalidPath = try Self.file(scratch, "payload.json", #"{"a":1,"a":2}"#)
+        let invalid = try CommandRun.run(["lint", invalidPath])
         #expect(invalid.status == 1)
         #expect((invalid.json["type"] as? String)?.hasSuffix("/invalid-json") == true)
+        // A loop over fixtures reads stderr only: the refusal names the one refused.
+        #expect(invalid.stderr.contains("'\(invalidPath)' refused (400 invalid-json)"), "\(invalid.stderr)")
         // Nothing was written anywhere: lint takes no root.
         #expect(!FileManager.default.fileExists(atPath: clean.path + "/g/current.json"))
     }

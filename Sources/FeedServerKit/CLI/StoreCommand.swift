@@ -94,7 +94,7 @@ enum StoreCommand {
                         payload: sentPayload.map(JournalPayload.sent)),
                     problem: String(error.type))
             }
-            return refuse(options.name, error, source: source)
+            return refuse(options.name, error, source: source, shown: shown)
         }
     }
 
@@ -114,6 +114,8 @@ enum StoreCommand {
             return usage
         }
         let limits = options.server.storeConfiguration.payloadLimits
+        // Named in every line: a loop over fixtures sends stdout elsewhere and reads only these.
+        let shown = "'\(LogSafe.name(operand))'"
         let upload: AssetUpload
         do {
             upload = try source.upload(
@@ -122,12 +124,11 @@ enum StoreCommand {
             .upload
             try requireJSON(upload.payload, limits: limits)
         } catch {
-            return refuse(options.name, error, source: source)
+            return refuse(options.name, error, source: source, shown: shown)
         }
         let lint = FeedLint(androidScreen: options.server.androidScreen)
         let report = PublishLint.warnings(
             payload: upload.payload, packing: upload.packing, lint: lint, limits: limits, profile: upload.profile)
-        let shown = "'\(LogSafe.name(operand))'"
         SeedLog.warnings(report, prefix: "feed-server lint: \(shown)")
         let members =
             [JSONMember("skipped", AssetUpload.skippedJSON(upload.packing.skipped))] + PublishLint.members(report)
@@ -167,10 +168,10 @@ enum StoreCommand {
     private static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// A refused publish or lint: the problem document on stdout (what the route answers), one
-    /// line on stderr, exit status 1.
-    private static func refuse(_ name: Name, _ problem: Problem, source: FeedSource) -> Int32 {
+    /// line on stderr naming what was refused (`shown`), exit status 1.
+    private static func refuse(_ name: Name, _ problem: Problem, source: FeedSource, shown: String) -> Int32 {
         Output.write(problem.body)
-        var line = "refused (\(problem.status) \(problem.type)): \(problem.detail)"
+        var line = "\(shown) refused (\(problem.status) \(problem.type)): \(problem.detail)"
         if problem.type == "assets-rejected", source.kind == .archive {
             line += " (--images pack packs a tar's images under the budget instead)"
         }

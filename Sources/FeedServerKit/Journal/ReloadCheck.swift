@@ -9,10 +9,10 @@ enum ReloadCheck {
     /// not its view; nil when it shows something new, changes nothing (the publish is
     /// `unchanged`), or there is no feed.
     /// `served`: the generation served before the publish and its payload
-    /// (`FeedStore.servedPayload`), nil when there is none.
+    /// (`FeedStore.servedPayload`), nil when there is none; `group` is named in the warning.
     static func invisibleChange(
         _ upload: AssetUpload, payload new: JSONDocument, served: (generation: Generation, document: JSONDocument)?,
-        profile: WidgetProfile
+        profile: WidgetProfile, group: String
     ) -> LintWarning? {
         guard let (served, old) = served else { return nil }
         let oldDigests = Dictionary(
@@ -29,9 +29,9 @@ enum ReloadCheck {
         return LintWarning(
             code: .invisibleChange,
             detail:
-                "This publish changes the feed (generation \(served.id) is served now) but nothing its widget profile "
-                + "shows: every item's title, subtitle and image stay the same. It still asks WidgetKit for a reload, "
-                + "one of a budget of typically 40 to 70 a day (GET /feeds/{group}/refreshes): publish only what the "
-                + "widget shows, or leave the rest out of the payload.")
+                "This publish changes the feed but nothing its widget profile shows: every item's title, subtitle "
+                + "and image stay as generation \(served.id), served before it, had them. It still asks WidgetKit "
+                + "for a reload, one of a budget of typically 40 to 70 a day (GET /feeds/\(group)/refreshes): "
+                + "publish only what the widget shows, or leave the rest out of the payload.")
     }
 }

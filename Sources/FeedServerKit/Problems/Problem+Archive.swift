@@ -9,6 +9,10 @@ extension Problem {
             self = .invalidArchive(
                 "The body is not a readable tar archive (a tar, plain or gzip-compressed): \(reason). "
                     + "Nothing was published.")
+        case .empty:
+            self = .invalidArchive(
+                "The body is empty: send the tar as the request body (curl sends nothing for a file it cannot "
+                    + "read, as --data-binary @name does when there is no such file). Nothing was published.")
         case .unreadablePath:
             self = .invalidArchiveEntry("An entry's path is empty or not UTF-8.")
         case .absolutePath(let path):

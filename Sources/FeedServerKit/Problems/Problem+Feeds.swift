@@ -148,8 +148,12 @@ extension Problem {
         case .preconditionFailed(let served):
             self = Problem(
                 status: 412, type: "precondition-failed", title: "Precondition failed",
-                detail: served.map { "The served generation has fingerprint \($0); nothing was changed." }
-                    ?? "The group has no feed; nothing was changed.")
+                detail: served.map {
+                    "The write's precondition does not hold: the served generation has fingerprint \($0) (If-Match "
+                        + "names other tags, or If-None-Match: * asks for a group with no feed); nothing was changed."
+                }
+                    ?? "The write's precondition does not hold: the group has no feed (If-Match asks for one); nothing "
+                    + "was changed.")
             if let served { headers = [("ETag", Conditional.entityTag(served))] }
         case .groupLocked(let waited):
             self = Problem(

@@ -74,11 +74,15 @@ enum FeedRendering {
         return entries.joined(separator: ", ")
     }
 
-    /// The skipped candidates for a 404's detail, bounded the same way as `X-Feed-Fallback`.
+    /// The skipped candidates for a 404's detail, an unusable pointer first, bounded the same
+    /// way as `X-Feed-Fallback`.
     static func skippedSummary(_ read: FeedRead, group: String, schemaVersion: Int?) -> String? {
-        guard !read.skipped.isEmpty else { return nil }
-        var summary = read.skipped.prefix(fallbackEntriesShown).map { "\($0.id) (\(clipped($0.reason.description)))" }
-            .joined(separator: "; ")
+        // The pointer's problem names the file itself ("current.json is not a valid pointer").
+        let pointer = read.pointerProblem.map { [clipped($0)] } ?? []
+        let entries =
+            pointer + read.skipped.prefix(fallbackEntriesShown).map { "\($0.id) (\(clipped($0.reason.description)))" }
+        guard !entries.isEmpty else { return nil }
+        var summary = entries.joined(separator: "; ")
         let hidden = read.skipped.count - min(read.skipped.count, fallbackEntriesShown)
         if hidden > 0 {
             summary += "; and \(hidden) more (see \(generationsURL(group: group, schemaVersion: schemaVersion)))"

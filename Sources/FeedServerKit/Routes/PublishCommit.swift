@@ -35,7 +35,7 @@ struct PublishCommit: Sendable {
     /// group's (one is inferred without either; an unreadable stored one is a warning).
     func warnings(_ upload: AssetUpload, group: String) -> LintReport {
         let parsed = try? store.parsePayload(upload.payload)
-        return lintReport(upload, parsed: parsed, reads: storeReads(upload, parsed: parsed, group: group))
+        return lintReport(upload, parsed: parsed, group: group, reads: storeReads(upload, parsed: parsed, group: group))
     }
 
     /// What the lint of a publish reads of the store: the group's profile (none read when the
@@ -59,12 +59,17 @@ struct PublishCommit: Sendable {
     }
 
     /// The lint of `upload` as pure work, given what it read of the store.
-    private func lintReport(_ upload: AssetUpload, parsed: ParsedPayload?, reads: StoreReads) -> LintReport {
+    private func lintReport(
+        _ upload: AssetUpload, parsed: ParsedPayload?, group: String, reads: StoreReads
+    )
+        -> LintReport
+    {
         let report = PublishLint.warnings(
             document: parsed?.document, packing: upload.packing, lint: lint, profile: reads.profile)
         let invisible = reads.profile.flatMap { profile in
             parsed.flatMap {
-                ReloadCheck.invisibleChange(upload, payload: $0.document, served: reads.served, profile: profile)
+                ReloadCheck.invisibleChange(
+                    upload, payload: $0.document, served: reads.served, profile: profile, group: group)
             }
         }
         return PublishLint.adding(invisible, to: PublishLint.adding(reads.unreadable, to: report))
@@ -174,7 +179,7 @@ struct PublishCommit: Sendable {
     private func lintTasks(_ upload: AssetUpload, parsed: ParsedPayload?, group: String, recheck: Bool) -> LintTasks {
         LintTasks(
             read: { [self] in storeReads(upload, parsed: parsed, group: group) },
-            lint: { [self] in lintReport(upload, parsed: parsed, reads: $0) }, recheck: recheck)
+            lint: { [self] in lintReport(upload, parsed: parsed, group: group, reads: $0) }, recheck: recheck)
     }
 
     /// The body of a publish's `201`/`200`: `result`, `generationId`, `fingerprint`, the packed

@@ -173,7 +173,7 @@ public struct FeedLint: Sendable, Equatable {
         } else if let problem = SafeName.problem(with: name) {
             detail += " It can never be one: an asset name \(problem)."
         } else if assets.isEmpty {
-            detail += " This publish has no assets at all: send the images with the payload as multipart/form-data."
+            detail += " This publish has no assets at all: " + LintWarning.noAssetsAdvice
         }
         return LintWarning(code: .assetNotFound, detail: detail, asset: name, pointer: missing.pointer)
     }

@@ -142,6 +142,12 @@ struct ProfileFindings {
 }
 
 extension LintWarning {
+    /// How a publish that names images but has none sends them, whichever way it came (the lint
+    /// cannot tell an HTTP publish from a seed folder or an archive).
+    static let noAssetsAdvice =
+        "send the image files with the payload (multipart/form-data parts over HTTP; files under assets/ in a seed "
+        + "folder or an archive)."
+
     /// The `item-image-missing` warning for the item at `pointer` whose `image` (by `rule`) is not
     /// among `assetNames`: the lint's, and the timeline's for the hours it shows the item.
     public static func itemImageMissing(
@@ -162,7 +168,7 @@ extension LintWarning {
         } else if let other = assetNames.first(where: { $0.lowercased() == name.lowercased() }) {
             detail += " Did you mean '\(other)'? Asset names are case-sensitive (Android's file system is)."
         } else if assetNames.isEmpty {
-            detail += " This publish has no assets at all: send the images with the payload as multipart/form-data."
+            detail += " This publish has no assets at all: " + LintWarning.noAssetsAdvice
         }
         return LintWarning(code: .itemImageMissing, detail: detail, asset: name, pointer: pointer)
     }
