@@ -273,13 +273,15 @@ struct HandTar {
         #expect(try uploadsEmptied(scratch.path))
     }
 
-    /// `curl --data-binary @missing.tar` sends no bytes: the answer says so, not "no tar".
+    /// `curl --data-binary @missing.tar` sends no bytes: the answer says so, not "no tar format".
     @Test func anEmptyBodyIsCalledEmpty() throws {
         try withTestServer { _, client in
             let response = try putTar(client, "/feeds/target/archive", [])
             #expect(response.status == 400)
             #expect(response.json["type"] as? String == "https://feed-server.invalid/problems/invalid-archive")
-            #expect((response.json["detail"] as? String)?.hasPrefix("The body is empty") == true, "\(response.text)")
+            #expect(
+                (response.json["detail"] as? String)?.hasPrefix(
+                    "The archive has no bytes at all (over HTTP, an empty body") == true, "\(response.text)")
         }
     }
 

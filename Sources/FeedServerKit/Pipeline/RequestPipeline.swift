@@ -98,7 +98,7 @@ final class RequestPipeline: HTTPResponder {
                 // A value that does not decode would read as absent: a filter would match everything.
                 if let name = request.query.undecodableName {
                     throw Problem.invalidParameter(
-                        "The query parameter '\(name.prefix(64))' (its name or its value) is not percent-encoded UTF-8."
+                        "The query parameter '\(Problem.shown(name))' (its name or its value) is not percent-encoded UTF-8."
                     )
                 }
                 if let pool, route.runsOnPool(routed) {

@@ -11,37 +11,40 @@ extension Problem {
                     + "Nothing was published.")
         case .empty:
             self = .invalidArchive(
-                "The body is empty: send the tar as the request body (curl sends nothing for a file it cannot "
-                    + "read, as --data-binary @name does when there is no such file). Nothing was published.")
+                "The archive has no bytes at all (over HTTP, an empty body: curl sends none for "
+                    + "--data-binary @name when there is no such file). Nothing was published.")
         case .unreadablePath:
             self = .invalidArchiveEntry("An entry's path is empty or not UTF-8.")
         case .absolutePath(let path):
-            self = .invalidArchiveEntry("Entry '\(Self.shown(path))' has an absolute path.")
+            self = .invalidArchiveEntry("Entry '\(Self.shown(path, limit: 200))' has an absolute path.")
         case .climbsOut(let path):
-            self = .invalidArchiveEntry("Entry '\(Self.shown(path))' climbs out of the archive with '..'.")
+            self = .invalidArchiveEntry("Entry '\(Self.shown(path, limit: 200))' climbs out of the archive with '..'.")
         case .symbolicLink(let path):
             self = .invalidArchiveEntry(
-                "Entry '\(Self.shown(path))' is a symbolic link; archives hold regular files and folders only.")
+                "Entry '\(Self.shown(path, limit: 200))' is a symbolic link; archives hold regular files and folders only."
+            )
         case .hardLink(let path):
             self = .invalidArchiveEntry(
-                "Entry '\(Self.shown(path))' is a hard link; archives hold regular files and folders only.")
+                "Entry '\(Self.shown(path, limit: 200))' is a hard link; archives hold regular files and folders only.")
         case .device(let path):
             self = .invalidArchiveEntry(
-                "Entry '\(Self.shown(path))' is a device, FIFO or socket; "
+                "Entry '\(Self.shown(path, limit: 200))' is a device, FIFO or socket; "
                     + "archives hold regular files and folders only.")
         case .sparse(let path):
             self = .invalidArchiveEntry(
-                "Entry '\(Self.shown(path))' is sparse: its holes would unpack to bytes the body never brought; "
+                "Entry '\(Self.shown(path, limit: 200))' is sparse: its holes would unpack to bytes the body never brought; "
                     + "archives hold regular files stored whole.")
         case .outsideLayout(let path):
             self = .invalidArchiveEntry(
-                "Entry '\(Self.shown(path))' is not part of the archive layout "
+                "Entry '\(Self.shown(path, limit: 200))' is not part of the archive layout "
                     + "(payload.json, meta.json, profile.json, assets/<name>).")
         case .unsafeAssetName(let name, let reason):
             self = .invalidArchiveEntry(
-                "Asset name '\(Self.shown(name))' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..').")
+                "Asset name '\(Self.shown(name, limit: 200))' \(reason) (1 to 128 of A-Z a-z 0-9 - _ ., not '.' or '..')."
+            )
         case .duplicateEntry(let path):
-            self = .invalidArchive("The archive holds '\(path)' more than once. Nothing was published.")
+            self = .invalidArchive(
+                "The archive holds '\(Self.shown(path, limit: 200))' more than once. Nothing was published.")
         case .tooManyEntries(let limit):
             self = Problem(
                 status: 413, type: "too-many-entries", title: "Too many archive entries",
@@ -56,11 +59,11 @@ extension Problem {
             // it unpacks to cannot claim more than it holds, so the archive is at fault, and no
             // smaller body or larger limit would make it acceptable.
             self = .invalidArchiveEntry(
-                "Entry '\(Self.shown(path))' takes the archive's data to \(bytes) bytes, more than the "
+                "Entry '\(Self.shown(path, limit: 200))' takes the archive's data to \(bytes) bytes, more than the "
                     + "\(bodyBytes) bytes of the whole archive: its header claims data the body does not hold.")
         case .expandsTooMuch(let path, let bytes, let bodyBytes):
             self = .invalidArchiveEntry(
-                "Entry '\(Self.shown(path))' takes the archive's data to \(bytes) bytes, more than "
+                "Entry '\(Self.shown(path, limit: 200))' takes the archive's data to \(bytes) bytes, more than "
                     + "\(ArchiveUnpacker.maxExpansion) times the \(bodyBytes) bytes of the compressed archive (or "
                     + "\(ArchiveUnpacker.minimumCompressedAllowance) bytes): send it uncompressed.")
         case .payloadTooLarge(let bytes, let limit):
@@ -119,5 +122,4 @@ extension Problem {
     }
 
     /// A path or name from an archive, cut to a length a detail can carry.
-    private static func shown(_ text: String) -> String { String(text.prefix(200)) }
 }

@@ -34,6 +34,33 @@ extension Problem {
             "invalid-precondition", "Invalid If-Match", "If-Match takes * or quoted entity tags (got '\(value)').")
     }
 
+    /// 412 naming the condition of `precondition` that does not hold for the served generation
+    /// (fingerprint `served`, nil: no feed); the generic one without a precondition.
+    static func preconditionFailed(served: String?, precondition: WritePrecondition?) -> Problem {
+        var problem = Problem(PublishError.preconditionFailed(servedFingerprint: served))
+        guard let failing = precondition.flatMap({ Self.failing($0, served: served) }) else { return problem }
+        let state = served.map { "the served generation has fingerprint \($0)" } ?? "the group has no feed"
+        let condition =
+            switch failing {
+            case .servedFingerprint(let tags): "If-Match names \(tags.count == 1 ? "another tag" : "other tags")"
+            case .anyFeed: "If-Match: * asks for a group with a feed"
+            case .noFeed: "If-None-Match: * asks for a group with no feed"
+            case .all: "the preconditions do not all hold"
+            }
+        problem.detail = "\(condition), and \(state); nothing was changed."
+        return problem
+    }
+
+    /// The first condition in `precondition` that does not hold when the served fingerprint is `served`.
+    private static func failing(_ precondition: WritePrecondition, served: String?) -> WritePrecondition? {
+        switch precondition {
+        case .servedFingerprint(let tags): served.map { tags.contains($0) } == true ? nil : precondition
+        case .anyFeed: served == nil ? precondition : nil
+        case .noFeed: served == nil ? nil : precondition
+        case .all(let conditions): conditions.lazy.compactMap { failing($0, served: served) }.first
+        }
+    }
+
     /// 400 for an `If-None-Match` other than `*` on a write.
     static var invalidIfNoneMatchOnWrite: Problem {
         .badRequest(

@@ -16,6 +16,17 @@ struct Problem: Error, Sendable {
     /// Extra members in the JSON body (for example `offset` on invalid JSON).
     var extensions: [(String, JSONValue)] = []
 
+    /// What a client sent, as a detail quotes it: at most `limit` Unicode scalars (a count of
+    /// characters would let one combining sequence carry kilobytes), controls, bidirectional and
+    /// other format characters escaped (`LogSafe.line`), so a terminal shows what was sent.
+    static func shown(_ text: String, limit: Int = 64) -> String {
+        let scalars = text.unicodeScalars
+        guard scalars.count > limit else { return LogSafe.line(text) }
+        var kept = String.UnicodeScalarView()
+        kept.append(contentsOf: scalars.prefix(limit - 1))
+        return LogSafe.line(String(kept)) + "…"
+    }
+
     /// The `type` member: a stable URI per kind of problem, documented in docs/http-api.md.
     var typeURI: String { "https://feed-server.invalid/problems/\(type)" }
 

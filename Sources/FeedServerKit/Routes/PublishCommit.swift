@@ -115,6 +115,8 @@ struct PublishCommit: Sendable {
                     group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion,
                     assets: upload.assetInputs, precondition: precondition)
             }
+        } catch .preconditionFailed(let served) {
+            throw Problem.preconditionFailed(served: served, precondition: precondition)
         } catch {
             throw Problem(error)
         }

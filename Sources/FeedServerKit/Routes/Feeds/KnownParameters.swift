@@ -6,29 +6,37 @@ struct KnownParameters: Sendable {
     /// The names the route reads, as sent (case-sensitive).
     let names: [String]
 
-    /// What every publish reads (`PUT /feeds/{group}` and its `/archive`), with the query token.
+    /// What every publish reads (`PUT /feeds/{group}` and its `/archive`). Not `access_token`:
+    /// writes take the token from the `Authorization` header only.
     static let publish = KnownParameters(names: [
         "schemaVersion", "lint", "images", "strict", "maxDimension", "maxBytes", "budgetBytes", "quality",
-        "maxDecodedBytes", Authorization.queryParameter,
+        "maxDecodedBytes",
     ])
 
-    /// Throws `invalid-parameter` for the first name in `query` the route does not read, or that
-    /// it reads but was sent without a value (`?strict`, which would read as absent).
+    /// Throws `invalid-parameter` for the first name in `query` the route does not read, one it
+    /// reads but was sent without a value (`?strict`, which would read as absent) or more than
+    /// once (only the first would count). Empty names (`?&lint=strict`, what URL builders leave)
+    /// name nothing and pass.
     func check(_ query: RequestFields) throws(Problem) {
         let sent = query.names
         guard !sent.isEmpty else { return }
-        for name in sent {
+        var seen = Set<String>()
+        for name in sent where !name.isEmpty {
             guard names.contains(name) else { throw Problem.unknownParameter(name, known: names) }
+            guard seen.insert(name).inserted else {
+                throw Problem.invalidParameter("'\(name)' was sent more than once; send it once.")
+            }
             guard query[name] != nil else {
-                throw Problem.invalidParameter("'\(Self.shown(name))' was sent without a value ('\(name)=…').")
+                throw Problem.invalidParameter("'\(name)' was sent without a value ('\(name)=…').")
             }
         }
     }
 
-    /// The known name `name` is most likely a misspelling of: the same letters in another case,
-    /// or at most two edits away; nil when none is that close.
+    /// The known name `name` (as sent, percent-encoded) is most likely a misspelling of: the same
+    /// letters in another case, or at most two edits away; nil when none is that close.
     func likelyMeant(_ name: String) -> String? {
-        let lowered = Array(name.lowercased().utf8)
+        let decoded = PercentDecoding.decode(name, plusIsSpace: true) ?? name
+        let lowered = Array(decoded.lowercased().utf8)
         // Longer than any name here by more than two edits can be: nothing to compare.
         guard lowered.count <= 32 else { return nil }
         var best: (name: String, distance: Int)?
@@ -51,17 +59,17 @@ struct KnownParameters: Sendable {
         }
         return previous[b.count]
     }
-
-    /// A name as a detail shows it: at most 64 characters.
-    static func shown(_ name: String) -> String { name.count <= 64 ? name : String(name.prefix(63)) + "…" }
 }
 
 extension Problem {
     /// 400 for a query parameter the route does not read, naming the one it likely meant.
     static func unknownParameter(_ name: String, known: [String]) -> Problem {
-        let parameters = KnownParameters(names: known)
-        var detail = "Unknown query parameter '\(KnownParameters.shown(name))'"
-        if let meant = parameters.likelyMeant(name) { detail += "; did you mean '\(meant)'?" } else { detail += "." }
+        var detail = "Unknown query parameter '\(Problem.shown(name))'"
+        if let meant = KnownParameters(names: known).likelyMeant(name) {
+            detail += "; did you mean '\(meant)'?"
+        } else {
+            detail += "."
+        }
         detail += " This request reads " + known.joined(separator: ", ") + "; nothing was changed."
         return .invalidParameter(detail)
     }
