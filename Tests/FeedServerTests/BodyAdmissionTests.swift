@@ -32,6 +32,13 @@ import Testing
                 ("PUT", "/feeds/g", [("Content-Type", "text/plain"), ("Authorization", "Bearer secret")], 5000, 415),
                 ("PUT", "/feeds/g", authorized, 5000, 413),  // JSON over --max-payload-bytes
                 ("PUT", "/feeds/%zz", authorized, 10, 400),  // malformed path
+                ("PUT", "/feeds/g?maxDimnesion=1024", authorized, 500, 400),  // a publish's parameter
+                ("PUT", "/feeds/g?lint=strct", authorized, 500, 400),
+                ("PUT", "/feeds/g", authorized + [("If-Match", "junk")], 500, 400),
+                (
+                    "PUT", "/feeds/g/archive?imgaes=pack",
+                    [("Content-Type", "application/x-tar"), ("Authorization", "Bearer secret")], 50_000_000, 400
+                ),
             ]
             for (method, path, headers, length, status) in cases {
                 let response = try headOnly(server.port, method, path, headers, length: length)

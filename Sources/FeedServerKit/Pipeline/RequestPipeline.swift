@@ -46,9 +46,10 @@ final class RequestPipeline: HTTPResponder {
     }
 
     /// Judges a request that carries a body from its head alone, on the first handler call,
-    /// before a body byte is accepted: route (400, 404, 405), token (401), media type (415) and
-    /// declared length (413). A body sent where the route takes none (a `GET`, a `DELETE`, any
-    /// `OPTIONS`) is dropped as it arrives.
+    /// before a body byte is accepted: route (400, 404, 405), token (401), media type (415),
+    /// declared length (413) and the route's own head checks (a publish's parameters: 400). A
+    /// body sent where the route takes none (a `GET`, a `DELETE`, any `OPTIONS`) is dropped as it
+    /// arrives.
     func admitBody(_ head: HTTPRequest, declaredLength: Int?) -> BodyAdmission {
         var routeIndex = -1
         do throws(Problem) {
@@ -62,6 +63,7 @@ final class RequestPipeline: HTTPResponder {
                 try authorization.check(head, route: route.name)
                 guard let policy = route.bodies[head.method] else { return .discard }
                 let limit = try policy.judge(mediaType: head.mediaType, bytes: declaredLength)
+                try policy.head?(routed)
                 let observer = head.mediaType == "multipart/form-data" ? policy.parts?(routed) : nil
                 return .accept(limit: limit, parts: observer)
             }

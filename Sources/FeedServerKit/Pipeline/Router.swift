@@ -251,6 +251,10 @@ struct BodyPolicy: Sendable {
     /// What hears of a multipart body's parts as they arrive, made from the routed head (nil:
     /// nothing does).
     var parts: (@Sendable (_ head: RoutedRequest) -> (any MultipartPartObserver)?)? = nil
+    /// The route's own checks of the head (its query parameters, its headers), run before any
+    /// body byte is accepted: a refusal the route would give after the body comes before it.
+    /// They run on libmicrohttpd's thread, so they read the head alone, never the store.
+    var head: (@Sendable (_ head: RoutedRequest) throws(Problem) -> Void)? = nil
 
     /// The most bytes a body of `mediaType` declared to be `bytes` long (nil: chunked) may have,
     /// or the refusal.

@@ -129,7 +129,8 @@ struct ArchiveRoutes: Sendable {
         BodyPolicy(
             limits: Dictionary(uniqueKeysWithValues: Self.mediaTypes.map { ($0, feeds.maxBodyBytes) }),
             unsupported: { Problem.unsupportedArchiveMediaType($0) },
-            tooLarge: { Problem.bodyTooLarge(bytes: $0, limit: $1) })
+            tooLarge: { Problem.bodyTooLarge(bytes: $0, limit: $1) },
+            head: { [feeds] head throws(Problem) in _ = try feeds.publishParameters(head) })
     }
 
     /// Unpacks the tar (every entry checked before anything is published), packs its assets and

@@ -23,7 +23,7 @@ extension FeedRoutes {
                 limit == maxFeedBytes
                     ? .jsonPayloadTooLarge(bytes: bytes, limit: limit) : .bodyTooLarge(bytes: bytes, limit: limit)
             },
-            parts: observer)
+            parts: observer, head: { [self] head throws(Problem) in _ = try publishParameters(head) })
     }
 
     /// What every publish reads from its request line and head, checked before any state is
