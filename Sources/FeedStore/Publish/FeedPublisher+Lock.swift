@@ -36,6 +36,7 @@ extension FeedPublisher {
                 writers.release(layout.directory)
                 return nil
             }
+            writers.noteLockFile(of: layout.directory)
             return ClaimedGroupLock(fileLock, writers: writers, group: layout.directory)
         } catch {
             writers.release(layout.directory)
