@@ -68,16 +68,6 @@ import Testing
         #expect(try !publish(store, 1).isPublished, "the same feed again is unchanged")
     }
 
-    @Test func onceOpenedTheLockFileIsNotLookedForAgain() throws {
-        let recording = RecordingFileSystem(wrapping: InMemoryFileSystem(clock: clock))
-        let store = FeedStore(root: "/root", fileSystem: recording, clock: clock)
-        _ = try publish(store, 1)
-        #expect(recording.statusCalls.contains("/root/g/publish.lock"), "a new group's is looked for")
-        recording.resetStatusCalls()
-        _ = try publish(store, 2)
-        #expect(!recording.statusCalls.contains("/root/g/publish.lock"))
-    }
-
     @Test func aSweepingPublishRemovesStraysBeforeItReturns() throws {
         let (store, fileSystem) = memoryStore()
         _ = try publish(store, 1)

@@ -36,7 +36,6 @@ extension FeedPublisher {
                 writers.release(layout.directory)
                 return nil
             }
-            writers.noteLockFile(of: layout.directory)
             return ClaimedGroupLock(fileLock, writers: writers, group: layout.directory)
         } catch {
             writers.release(layout.directory)

@@ -52,9 +52,8 @@ struct FeedPublisher {
     func publish(_ draft: Draft, precondition: WritePrecondition? = nil) throws(PublishError) -> PublishResult {
         // Until the lock file exists, taking the lock would write it: check without the lock
         // first so an unchanged publish writes nothing at all (answering from that snapshot is
-        // linearisable). Once it exists, the check under the lock is the only read; once this
-        // process has opened it, it is not looked for again.
-        if !writers.knowsLockFile(of: layout.directory), fileSystem.status(layout.lockFile) == nil {
+        // linearisable). Once it exists, the check under the lock is the only read.
+        if fileSystem.status(layout.lockFile) == nil {
             let read = reader.read(schemaVersion: nil)
             let served = read.served
             if let precondition, !precondition.holds(for: served) {

@@ -9,8 +9,6 @@ final class GroupWriters: @unchecked Sendable {
     private let condition = ConditionLock()
     /// Group folders claimed now: one entry per writer at work, so the set stays as small as that.
     private var held: Set<String> = []
-    /// Group folders whose lock file this process has opened: one entry per group folder on disk.
-    private var lockFiles: Set<String> = []
 
     /// Claims `group` for the caller unless another writer of this process holds it until
     /// `deadline` (monotonic nanoseconds); false then, and nothing is claimed.
@@ -22,17 +20,6 @@ final class GroupWriters: @unchecked Sendable {
             held.insert(group)
             return true
         }
-    }
-
-    /// Whether this process has opened `group`'s lock file. It is never removed (a `DELETE`
-    /// leaves it), so a publish need not look for it again before deciding to take the lock.
-    func knowsLockFile(of group: String) -> Bool {
-        condition.withLock { lockFiles.contains(group) }
-    }
-
-    /// Records that `group`'s lock file exists (it was just opened).
-    func noteLockFile(of group: String) {
-        _ = condition.withLock { lockFiles.insert(group) }
     }
 
     /// Lets `group` go; a writer waiting for it takes it.
