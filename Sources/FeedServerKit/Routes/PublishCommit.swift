@@ -105,21 +105,16 @@ struct PublishCommit: Sendable {
         let started = MonotonicClock.nanos()
         let result: PublishResult
         do {
-            let write = { () throws(PublishError) -> PublishResult in
-                if let parsed {
-                    return try store.publish(
-                        group: group, payload: parsed, schemaVersion: schemaVersion, assets: upload.assetInputs,
-                        precondition: precondition, whileServed: linting.checkReads)
-                }
+            if let parsed {
+                result = try store.publish(
+                    group: group, payload: parsed, schemaVersion: schemaVersion, assets: upload.assetInputs,
+                    precondition: precondition, whileServed: linting.checkReads)
+            } else {
                 // Not JSON: the store says why, after what it checks first (the group's name).
-                return try store.publish(
+                result = try store.publish(
                     group: group, payloadJSON: upload.payload, schemaVersion: schemaVersion,
                     assets: upload.assetInputs, precondition: precondition)
             }
-            // The store keeps the group's lock until the answer is on its way (`AfterAnswer`); the
-            // profile stored below takes it again, so that publish settles first.
-            result =
-                try upload.profile == nil ? write() : AfterAnswer.collecting { Result(catching: write) }.get()
         } catch .preconditionFailed(let served) {
             throw Problem.preconditionFailed(served: served, precondition: precondition)
         } catch {

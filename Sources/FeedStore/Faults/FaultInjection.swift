@@ -99,7 +99,7 @@ extension FeedStore {
         }
         let publisher = FeedPublisher(
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
-            clock: clock, schedule: retention, writers: writers)
+            clock: clock, schedule: retention)
         return FaultInjector(fileSystem: fileSystem, layout: layout, clock: clock, publisher: publisher)
     }
 

@@ -13,8 +13,7 @@ import Darwin
 /// 2. `generations/<id>.tmp/feed.json` written and fsynced, then the `.tmp` folder fsynced;
 /// 3. rename `<id>.tmp` → `<id>`, then `generations/` fsynced;
 /// 4. `current.json.tmp` written and fsynced, renamed over `current.json`, group folder fsynced;
-/// 5. retention: retired generations marked, expired ones and stray `.tmp` folders removed (the
-///    marking, and the lock's release, once a request's answer is on its way: `AfterAnswer`).
+/// 5. retention: retired generations marked, expired ones and stray `.tmp` folders removed.
 struct FeedPublisher {
     let fileSystem: any FileSystem
     let root: String
@@ -22,8 +21,6 @@ struct FeedPublisher {
     let configuration: FeedStoreConfiguration
     let clock: any FeedClock
     let schedule: RetentionSchedule
-    /// This process's writers of each group, queued on a condition rather than polling `flock`.
-    let writers: GroupWriters
     /// Called with the complete `.tmp` folder just before it is renamed into place (the fault
     /// lab damages or holds generations here; ordinary publishes have none).
     var beforeRename: ((_ temporaryFolder: String) throws -> Void)? = nil
@@ -64,24 +61,37 @@ struct FeedPublisher {
                 return .unchanged(generationId: served.id, fingerprint: served.fingerprint)
             }
         }
-        let lock = try lockOrRefuse()
-        var tidyUp: () -> Void = {}
-        let result: PublishResult
-        do {
-            result = try mappingFailures("publish") {
-                try publishLocked(draft, precondition: precondition, tidyUp: &tidyUp)
+        return try underGroupLock("publish") { try publishLocked(draft, precondition: precondition) }
+    }
+
+    /// Runs `body` holding the group's advisory lock, creating the group folder the lock file
+    /// lives in first, waiting `lockWaitMs` at most for another writer (`groupLocked` after it).
+    /// File-system failures become `PublishError.storage` with root-relative paths.
+    func underGroupLock<T>(_ operation: String, _ body: () throws -> T) throws(PublishError) -> T {
+        let wait = configuration.lockWaitMs
+        guard let lock = try groupLock(waitingUntil: MonotonicClock.nanos() &+ wait &* 1_000_000) else {
+            throw .groupLocked(waitedMs: wait)
+        }
+        defer { lock.unlock() }
+        return try mappingFailures(operation) { try body() }
+    }
+
+    /// The group's advisory lock if it can be had before `deadline` (monotonic nanoseconds), nil
+    /// when another holder keeps it that long. `flock` has no timed wait, so this polls.
+    func groupLock(waitingUntil deadline: Int64) throws(PublishError) -> (any FileLock)? {
+        try mappingFailures("lock") {
+            // Looked at every time, not only when the lock's open fails: a symbolic link in the
+            // folder's place would let that open write the lock file, and all after it, elsewhere.
+            try prepareGroupFolder()
+            // Short sleeps first: an ordinary writer holds the lock for milliseconds.
+            var pause: useconds_t = 500
+            while true {
+                if let lock = try fileSystem.tryLockExclusive(layout.lockFile) { return lock }
+                if MonotonicClock.nanos() >= deadline { return nil }
+                usleep(pause)
+                pause = min(pause * 2, 10_000)
             }
-        } catch {
-            lock.unlock()
-            throw error
         }
-        // The feed is durable and served: the bookkeeping after that (the served memo, retention)
-        // and the lock wait until the answer is on its way, still on this thread and in order.
-        AfterAnswer.run {
-            tidyUp()
-            lock.unlock()
-        }
-        return result
     }
 
     /// Runs `body`, turning file-system failures into `PublishError.storage` with root-relative
@@ -107,10 +117,7 @@ struct FeedPublisher {
         let underlying: FileSystemError
     }
 
-    /// The publish under the lock; `tidyUp` gets what is left to do once it is visible and durable.
-    private func publishLocked(
-        _ draft: Draft, precondition: WritePrecondition?, tidyUp: inout () -> Void
-    ) throws -> PublishResult {
+    private func publishLocked(_ draft: Draft, precondition: WritePrecondition?) throws -> PublishResult {
         let before = servedMemo?.inspect(with: reader) ?? reader.inspect(schemaVersion: nil)
         if let precondition, !precondition.holds(for: before.read.served) {
             throw PublishError.preconditionFailed(servedFingerprint: before.read.served?.fingerprint)
@@ -144,14 +151,9 @@ struct FeedPublisher {
             removeOutOfSight(id)
             throw error
         }
-        let bookkeeping = { [self] in
-            rememberServed(envelope, document: draft.payload, id: id, pointer: pointer)
-            applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
-            if listing != nil { sweepDeletedGenerations() }
-        }
-        // The publish that sweeps (one per `sweepIntervalMs`) answers once what it removes is
-        // gone (writer rule 3); the others leave theirs for after the answer.
-        if listing == nil { tidyUp = bookkeeping } else { bookkeeping() }
+        rememberServed(envelope, document: draft.payload, id: id, pointer: pointer)
+        applyRetention(pointer: pointer, retiring: before.pointed, listing: listing)
+        if listing != nil { sweepDeletedGenerations() }
         return .published(
             generationId: id, fingerprint: draft.fingerprint, assetBytes: draft.assets.reduce(0) { $0 + $1.byteCount }
         )
@@ -193,7 +195,7 @@ struct FeedPublisher {
 
     /// The root and the group folder (each flushed into its parent when created), so the lock
     /// file can be created.
-    func prepareGroupFolder() throws {
+    private func prepareGroupFolder() throws {
         if fileSystem.status(layout.directory)?.kind == .directory { return }
         if try fileSystem.ensureDirectory(root) { try syncParent(of: root) }
         if try fileSystem.ensureDirectory(layout.directory) { try fileSystem.syncDirectory(root) }

@@ -66,6 +66,6 @@ extension FeedStore {
     private func profilePublisher(_ layout: GroupLayout) -> FeedPublisher {
         FeedPublisher(
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration, clock: clock,
-            schedule: retention, writers: writers)
+            schedule: retention)
     }
 }

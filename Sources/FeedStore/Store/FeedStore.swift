@@ -29,8 +29,6 @@ public final class FeedStore: Sendable {
     /// What reads learned of each generation's `feed.json` (schema version, or why it is skipped).
     let envelopeMemo = EnvelopeMemo(capacity: 4096)
     let retention = RetentionSchedule()
-    /// This process's writers of each group (see `GroupWriters`).
-    let writers = GroupWriters()
     /// What a plain read of each group served last, while its files are unchanged.
     let servedMemo = ServedMemo()
     /// Each group's profile while `profile.json` is unchanged (at most 256 of 16 KiB each).
@@ -101,7 +99,7 @@ public final class FeedStore: Sendable {
                 schemaVersion: schemaVersion, compactPayload: payload.bytes, assets: stored.map(\.fingerprintLine)))
         var publisher = FeedPublisher(
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
-            clock: clock, schedule: retention, writers: writers)
+            clock: clock, schedule: retention)
         publisher.servedMemo = servedMemo
         publisher.whileServed = whileServed
         let result = try publisher.publish(draft, precondition: precondition)
@@ -145,7 +143,7 @@ public final class FeedStore: Sendable {
         let layout = try validatedLayout(group)
         let publisher = FeedPublisher(
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
-            clock: clock, schedule: retention, writers: writers)
+            clock: clock, schedule: retention)
         let removed = try publisher.clear(precondition: precondition)
         if removed != nil {
             notifier.feedPublished(PublishEvent(kind: .delete, group: group, groupDirectory: layout.directory))
@@ -160,7 +158,7 @@ public final class FeedStore: Sendable {
         for group in groups() {
             let publisher = FeedPublisher(
                 fileSystem: fileSystem, root: root, layout: GroupLayout(root: root, group: group),
-                configuration: configuration, clock: clock, schedule: retention, writers: writers)
+                configuration: configuration, clock: clock, schedule: retention)
             try? publisher.sweepLeftovers()
         }
         deletedGenerations.sweepAll(now: clock.nowEpochMs())
