@@ -26,6 +26,17 @@ import Testing
         recorder.wholeReads.filter { $0.hasSuffix("/feed.json") || $0.hasSuffix("/current.json") }
     }
 
+    @Test func onceOpenedTheLockFileIsNotLookedForAgain() throws {
+        let (store, recorder, root, temporary) = recordedStore()
+        defer { _ = temporary }
+        _ = try store.publish(group: "g", payloadJSON: bytes("[1]"))
+        #expect(recorder.statusCalls.contains(root + "/g/publish.lock"), "a new group's is looked for")
+        recorder.resetStatusCalls()
+        #expect(wrote(try store.publish(group: "g", payloadJSON: bytes("[2]"))))
+        #expect(!wrote(try store.publish(group: "g", payloadJSON: bytes("[2]"))))
+        #expect(!recorder.statusCalls.contains(root + "/g/publish.lock"), "\(recorder.statusCalls)")
+    }
+
     @Test func aRepublishReadsNothingOfTheServedGeneration() throws {
         let (store, recorder, _, temporary) = recordedStore()
         defer { _ = temporary }

@@ -29,6 +29,8 @@ struct FeedPublisher {
     var whileServed: ((_ servedID: String?) -> Void)? = nil
     /// The served generation as last seen, so a publish reads it from disk only when it changed.
     var servedMemo: ServedMemo? = nil
+    /// The groups whose lock file this process has opened (nil: looked for every time).
+    var knownLockFiles: KnownLockFiles? = nil
 
     var reader: FeedReader {
         FeedReader(fileSystem: fileSystem, layout: layout, limits: configuration.envelopeLimits)
@@ -49,8 +51,9 @@ struct FeedPublisher {
     func publish(_ draft: Draft, precondition: WritePrecondition? = nil) throws(PublishError) -> PublishResult {
         // Until the lock file exists, taking the lock would write it: check without the lock
         // first so an unchanged publish writes nothing at all (answering from that snapshot is
-        // linearisable). Once it exists, the check under the lock is the only read.
-        if fileSystem.status(layout.lockFile) == nil {
+        // linearisable). Once it exists, the check under the lock is the only read; once this
+        // process has opened it, it is not looked for again.
+        if knownLockFiles?.contains(layout.directory) != true, fileSystem.status(layout.lockFile) == nil {
             let read = reader.read(schemaVersion: nil)
             let served = read.served
             if let precondition, !precondition.holds(for: served) {
@@ -86,7 +89,10 @@ struct FeedPublisher {
             // Short sleeps first: an ordinary writer holds the lock for milliseconds.
             var pause: useconds_t = 500
             while true {
-                if let lock = try fileSystem.tryLockExclusive(layout.lockFile) { return lock }
+                if let lock = try fileSystem.tryLockExclusive(layout.lockFile) {
+                    knownLockFiles?.insert(layout.directory)
+                    return lock
+                }
                 if MonotonicClock.nanos() >= deadline { return nil }
                 usleep(pause)
                 pause = min(pause * 2, 10_000)

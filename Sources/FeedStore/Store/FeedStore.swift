@@ -29,6 +29,8 @@ public final class FeedStore: Sendable {
     /// What reads learned of each generation's `feed.json` (schema version, or why it is skipped).
     let envelopeMemo = EnvelopeMemo(capacity: 4096)
     let retention = RetentionSchedule()
+    /// The groups whose lock file this process has opened (see `KnownLockFiles`).
+    let knownLockFiles = KnownLockFiles()
     /// What a plain read of each group served last, while its files are unchanged.
     let servedMemo = ServedMemo()
     /// Each group's profile while `profile.json` is unchanged (at most 256 of 16 KiB each).
@@ -101,6 +103,7 @@ public final class FeedStore: Sendable {
             fileSystem: fileSystem, root: root, layout: layout, configuration: configuration,
             clock: clock, schedule: retention)
         publisher.servedMemo = servedMemo
+        publisher.knownLockFiles = knownLockFiles
         publisher.whileServed = whileServed
         let result = try publisher.publish(draft, precondition: precondition)
         if case .published(let id, let fingerprint, _) = result {
