@@ -2,7 +2,7 @@
 # feed-server in three stages (docs/containers.md):
 #   vips     libvips 8.14 built from Debian's own source package with only what the server uses
 #            (JPEG, PNG, WebP, HEIF, EXIF, lcms2, libimagequant, and orc as Debian's build has it),
-#            instead of Debian's libvips42, which pulls in ~380 MB of loaders the server blocks
+#            instead of Debian's libvips42, which pulls in ~160 MB of loaders the server blocks
 #            anyway; libheif 1.15 from Debian's source with its HEVC decoder (libde265) alone, for
 #            HEIC photos (Debian's libheif1 brings the x265, AOM and dav1d codecs, ~20 MB); and
 #            libarchive 3.6 from Debian's source with tar and zlib (gzip) only (Debian's libarchive13

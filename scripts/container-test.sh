@@ -85,7 +85,7 @@ name="feed-server-test-$$"
 project="fstest$$"
 reference_pid=""
 cleanup() {
-  podman rm -f "$name" "$name-mount" >/dev/null 2>&1 || true
+  podman rm -f "$name" "$name-mount" "$name-seeded" >/dev/null 2>&1 || true
   if [ -f "$work/compose-started" ]; then
     podman-compose -p "$project" -f compose.yaml down -v >/dev/null 2>&1 || true
   fi
@@ -215,6 +215,23 @@ podman run --rm --network "container:$name" -v "$work/seed:/seed:ro" -e FEED_SER
 curl -fsS "http://127.0.0.1:$port/feeds/quotes" | grep -q '"text":"Seeded"' || fail "the seeded feed 'quotes' is not served"
 curl -fsS "http://127.0.0.1:$port/feeds/news" | grep -q '"headline":"Seeded too"' || fail "the seeded feed 'news' is not served"
 echo "ok   a seed folder published from a one-shot container"
+
+# A seed folder mounted read-only and named by FEED_SERVER_SEED, as docs/containers.md runs it:
+# its groups, profile included, are served once the server listens.
+mkdir -p "$work/scenarios/quotes"
+echo '{"quotes":[{"id":"q1","text":"Seeded at start"}]}' >"$work/scenarios/quotes/payload.json"
+echo '{"items":"/quotes","title":"/text"}' >"$work/scenarios/quotes/profile.json"
+chmod -R a+rX "$work/scenarios"
+seeded_port=$(free_port)
+podman run -d --name "$name-seeded" -p "127.0.0.1:$seeded_port:8080" -v "$work/scenarios:/scenarios:ro" \
+  -e FEED_SERVER_SEED=/scenarios -e FEED_SERVER_TOKEN=container-secret --health-interval disable "$image" >/dev/null
+for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$seeded_port/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
+curl -fsS "http://127.0.0.1:$seeded_port/feeds/quotes" | grep -q '"text":"Seeded at start"' \
+  || { podman logs "$name-seeded" 2>&1 | tail -20; fail "FEED_SERVER_SEED: the seeded feed is not served"; }
+curl -fsS "http://127.0.0.1:$seeded_port/feeds/quotes/profile" | grep -q '"items":"/quotes"' \
+  || fail "FEED_SERVER_SEED: the seed folder's profile is not stored"
+podman rm -f "$name-seeded" >/dev/null
+echo "ok   a seed folder named by FEED_SERVER_SEED, published at start"
 
 # Behind nginx, with the configuration docs/containers.md gives.
 command -v nginx >/dev/null || {

@@ -39,6 +39,19 @@ import Testing
         }
     }
 
+    @Test func anEmptySeedFolderSaysNothingWasSeeded() throws {
+        let scratch = ScratchDirectory()
+        try FileManager.default.createDirectory(atPath: scratch.path + "/seed", withIntermediateDirectories: true)
+        let child = try ChildServer(arguments: [
+            "--port", "0", "--root", scratch.path + "/data", "--seed", scratch.path + "/seed", "--access-log", "off",
+        ])
+        _ = try child.waitForPort()
+        child.signal(SIGTERM)
+        #expect(child.waitForExit() == 0)
+        #expect(child.output.contains("feed-server: seed: the folder holds no group"), "\(child.output)")
+        #expect(child.output.contains("nothing seeded"))
+    }
+
     @Test func seedStrictRefusesAGroupWithWarningsAndStopsTheStart() throws {
         let seed = SeedTests.Seed()
         try seed.write("clean", "payload.json", #"{"v":1}"#)

@@ -38,9 +38,16 @@ struct SeedPublisher: Sendable {
     @discardableResult
     func publishAll() throws(SeedError) -> [String: Outcome] {
         var outcomes: [String: Outcome] = [:]
-        for group in try folder.groups() { outcomes[group] = publish(group: group, trigger: "seed") }
+        let groups = try folder.groups()
+        for group in groups { outcomes[group] = publish(group: group, trigger: "seed") }
         for (name, reason) in folder.ignoredEntries() {
             SeedLog.message("feed-server: seed: '\(LogSafe.name(String(name.prefix(200))))' skipped: it \(reason)")
+        }
+        // An empty folder (a mount that did not take, a path mistyped into a new folder) says so.
+        if groups.isEmpty {
+            SeedLog.message(
+                "feed-server: seed: the folder holds no group (one folder per group, each with a payload.json): "
+                    + "nothing seeded")
         }
         return outcomes
     }
