@@ -1,5 +1,8 @@
+// Not `indirect`: the arrays of `object` and `array` already hold their elements on the heap,
+// so no case needs a box of its own (a string or a number would pay an allocation each).
+
 /// A parsed JSON value that keeps what the canonical form needs: member order and number literals.
-public indirect enum JSONValue: Equatable, Sendable {
+public enum JSONValue: Equatable, Sendable {
     /// An object; members in the order they appeared.
     case object([JSONMember])
     /// An array.
